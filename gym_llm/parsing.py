@@ -1,0 +1,257 @@
+"""The one parser for each format shared by all domains.
+
+* final answers: ``\\boxed{...}`` (also ``\\fbox{...}`` and ``\\boxed 5``);
+* code: Markdown fenced blocks (```python ... ```);
+* tool calls: Hermes/Qwen ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
+  text, or OpenAI ``tool_calls`` in an assistant message dict.
+
+Every function here is total: any input (empty, huge, binary, malformed) returns
+a result, never raises, and runs in time linear in the input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CodeBlock",
+    "ToolCall",
+    "ToolCallParse",
+    "extract_boxed",
+    "last_boxed",
+    "extract_code_blocks",
+    "last_code_block",
+    "parse_tool_calls",
+    "message_text",
+]
+
+# ---------------------------------------------------------------------------
+# \boxed{...}
+
+_BOX_RE = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
+
+
+def extract_boxed(text: str) -> list[str]:
+    """Return the contents of every ``\\boxed``/``\\fbox`` in ``text``, in order.
+
+    Braces nest (``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``); an unclosed
+    box is ignored. ``\\boxed 5`` (no braces) takes the next token, up to a
+    space, ``$`` or the end of the text. Contents are stripped.
+    """
+    if not isinstance(text, str):
+        return []
+    out: list[str] = []
+    pos = 0
+    n = len(text)
+    while True:
+        m = _BOX_RE.search(text, pos)
+        if m is None:
+            return out
+        i = m.end()
+        while i < n and text[i] in " \t":
+            i += 1
+        if i < n and text[i] == "{":
+            depth = 0
+            j = i
+            while j < n:
+                c = text[j]
+                if c == "\\" and j + 1 < n and text[j + 1] in "{}":
+                    j += 2
+                    continue
+                if c == "{":
+                    depth += 1
+                elif c == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            if j >= n:  # unclosed: nothing after it can close it either
+                return out
+            out.append(text[i + 1 : j].strip())
+            pos = j + 1
+        elif i > m.end() and i < n:  # "\boxed 5": one bare token
+            j = i
+            while j < n and text[j] not in " \t\n$":
+                j += 1
+            token = text[i:j].rstrip(".,;")
+            if token:
+                out.append(token)
+            pos = j
+        else:
+            pos = m.end()
+
+
+def last_boxed(text: str) -> str | None:
+    """The last boxed answer of ``text`` (the model's final answer), or ``None``."""
+    boxes = extract_boxed(text)
+    return boxes[-1] if boxes else None
+
+
+# ---------------------------------------------------------------------------
+# fenced code blocks
+
+_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.-]*)[^\n]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """One fenced block: ``language`` is the lower-cased info tag ('' if none);
+    ``closed`` is False for a block that runs to the end of the text."""
+
+    language: str
+    code: str
+    closed: bool = True
+
+
+def extract_code_blocks(text: str) -> list[CodeBlock]:
+    """Every fenced code block of ``text`` in order.
+
+    A fence is three or more backticks or tildes at the start of a line; a
+    block closes at the next fence of the same character at least as long.
+    An unclosed last block runs to the end of the text (``closed=False``).
+    """
+    if not isinstance(text, str):
+        return []
+    blocks: list[CodeBlock] = []
+    pos = 0
+    while True:
+        m = _FENCE_RE.search(text, pos)
+        if m is None:
+            return blocks
+        fence, lang = m.group(1), m.group(2).lower()
+        body_start = m.end() + 1
+        closer = re.compile(
+            r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.MULTILINE
+        )
+        c = closer.search(text, body_start) if body_start <= len(text) else None
+        if c is None:
+            blocks.append(CodeBlock(lang, text[body_start:], closed=False))
+            return blocks
+        code = text[body_start : c.start()]
+        if code.endswith("\n"):
+            code = code[:-1]
+        blocks.append(CodeBlock(lang, code, closed=True))
+        pos = c.end()
+
+
+def last_code_block(text: str, languages: tuple[str, ...] | None = None) -> CodeBlock | None:
+    """The last block whose language is in ``languages`` (any block if ``None``;
+    an untagged block matches too), or ``None``."""
+    for block in reversed(extract_code_blocks(text)):
+        if languages is None or block.language in languages or block.language == "":
+            return block
+    return None
+
+
+# ---------------------------------------------------------------------------
+# tool calls
+
+_TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A parsed call. ``arguments`` is always a dict (``{}`` when absent)."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+
+    def to_openai(self) -> dict[str, Any]:
+        """This call as an OpenAI ``tool_calls`` entry."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
+        }
+
+
+@dataclass(frozen=True)
+class ToolCallParse:
+    """What a message asked for: the well-formed ``calls`` and, for every call
+    that could not be read, a human-readable entry in ``errors``."""
+
+    calls: list[ToolCall] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def message_text(message: Any) -> str:
+    """The text content of an assistant turn given as a string or message dict."""
+    if isinstance(message, str):
+        return message
+    if isinstance(message, dict):
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):  # OpenAI content parts
+            return "".join(
+                p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+    return ""
+
+
+def _one_call(obj: Any, call_id: str) -> ToolCall | str:
+    if not isinstance(obj, dict):
+        return f"tool call {call_id} is not a JSON object"
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        return f"tool call {call_id} has no 'name'"
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except (json.JSONDecodeError, RecursionError) as e:
+            return f"tool call {call_id} ({name}): arguments are not valid JSON: {e}"
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return f"tool call {call_id} ({name}): arguments must be a JSON object"
+    return ToolCall(name=name, arguments=args, id=call_id)
+
+
+def parse_tool_calls(message: Any) -> ToolCallParse:
+    """Parse the tool calls of an assistant turn (a string or a message dict).
+
+    OpenAI ``tool_calls`` entries are read first; then every
+    ``<tool_call>...</tool_call>`` block of the text content (an unclosed last
+    block runs to the end of the text). Ids are kept when given, otherwise
+    ``call_0``, ``call_1``, ... in order. Malformed calls are reported in
+    ``errors``, never dropped silently.
+    """
+    calls: list[ToolCall] = []
+    errors: list[str] = []
+
+    def add(result: ToolCall | str) -> None:
+        (calls if isinstance(result, ToolCall) else errors).append(result)
+
+    index = 0
+    if isinstance(message, dict):
+        raw = message.get("tool_calls") or []
+        if not isinstance(raw, list):
+            errors.append("'tool_calls' must be a list")
+            raw = []
+        for entry in raw:
+            cid = f"call_{index}"
+            index += 1
+            if not isinstance(entry, dict):
+                errors.append(f"tool call {cid} is not an object")
+                continue
+            cid = str(entry.get("id") or cid)
+            fn = entry.get("function", entry)
+            add(_one_call(fn, cid))
+    text = message_text(message)
+    if "<tool_call>" in text:
+        for m in _TOOL_CALL_RE.finditer(text):
+            cid = f"call_{index}"
+            index += 1
+            body = m.group(1).strip()
+            try:
+                obj = json.loads(body)
+            except (json.JSONDecodeError, RecursionError) as e:
+                errors.append(f"tool call {cid}: invalid JSON ({e.__class__.__name__}: {e})")
+                continue
+            add(_one_call(obj, cid))
+    return ToolCallParse(calls, errors)
