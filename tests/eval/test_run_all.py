@@ -1,0 +1,62 @@
+"""benchmarks/run_all.py: runs every bench_*.py, keeps failures visible."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+RUN_ALL = Path(__file__).resolve().parents[2] / "benchmarks" / "run_all.py"
+
+
+def _bench(folder: Path, name: str, body: str) -> None:
+    (folder / f"bench_{name}.py").write_text(textwrap.dedent(body))
+
+
+def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
+    bench = tmp_path / "benchmarks"
+    bench.mkdir()
+    _bench(bench, "zeta", "print('## zeta\\n\\n| x | 1.0 |')\n")
+    _bench(bench, "core", "print('## core\\n\\nfigure 42 ops/s')\n")
+    _bench(bench, "broken", "import sys\nprint('partial line')\nsys.exit('boom: the verifier crashed')\n")
+    _bench(bench, "hangs", "import time\ntime.sleep(60)\n")
+    _bench(bench, "silent", "pass\n")
+    out = tmp_path / "RESULTS.md"
+    proc = subprocess.run(
+        [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--timeout", "5"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 1, proc.stderr  # failures make the run fail, after writing
+    text = out.read_text()
+    # header: command, machine, date
+    assert "run_all.py --dir" in text
+    assert "cores (`nproc`)" in text
+    assert "- Date: 20" in text
+    # fixed order: core first (known layer), then the others alphabetically
+    assert text.index("## core") < text.index("## broken") < text.index("## hangs") < text.index("## zeta")
+    assert "figure 42 ops/s" in text and "| x | 1.0 |" in text
+    assert "| [broken](#broken) | failed (exit 1) |" in text
+    assert "boom: the verifier crashed" in text and "partial line" in text
+    assert "| [hangs](#hangs) | timed out |" in text
+    assert "| [silent](#silent) | failed (no output) |" in text
+    assert "| [core](#core) | ok |" in text
+
+
+def test_run_all_only_and_unknown_name(tmp_path: Path) -> None:
+    bench = tmp_path / "benchmarks"
+    bench.mkdir()
+    _bench(bench, "core", "print('## core ok')\n")
+    _bench(bench, "other", "raise SystemExit(3)\n")
+    out = tmp_path / "R.md"
+    ok = subprocess.run(
+        [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--only", "core"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "## core ok" in out.read_text() and "other" not in out.read_text()
+    bad = subprocess.run(
+        [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--only", "nope"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert bad.returncode == 2 and "no benchmark named ['nope']" in bad.stderr
