@@ -92,11 +92,16 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return " ".join(head.split("\n\n")[0].split()), params
 
 
-def function_schema(fn: Callable[..., Any], name: str | None = None) -> dict[str, Any]:
+def function_schema(
+    fn: Callable[..., Any], name: str | None = None, *, defaults: bool = False
+) -> dict[str, Any]:
     """The OpenAI tool schema of a typed function with a Google-style docstring.
 
     Parameters without a default are required; ``Literal`` becomes ``enum``;
-    ``Optional[X]`` is ``X`` and not required.
+    ``Optional[X]`` is ``X`` and not required. With ``defaults=True`` each
+    optional parameter whose default is a JSON value other than ``None`` gets
+    a ``"default"`` entry (an annotation only: validation ignores it; checkers
+    use it to treat an omitted argument as its default).
     """
     description, param_docs = _parse_docstring(fn.__doc__ or "")
     hints = typing.get_type_hints(fn)
@@ -111,6 +116,8 @@ def function_schema(fn: Callable[..., Any], name: str | None = None) -> dict[str
         properties[pname] = prop
         if p.default is inspect.Parameter.empty:
             required.append(pname)
+        elif defaults and (default := _json_default(p.default)) is not None:
+            prop["default"] = default
     return {
         "type": "function",
         "function": {
@@ -124,6 +131,15 @@ def function_schema(fn: Callable[..., Any], name: str | None = None) -> dict[str
             },
         },
     }
+
+
+def _json_default(value: Any) -> Any:
+    """``value`` as JSON data (a tuple becomes a list), or ``None`` when it has
+    no JSON form."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):
+        return None
 
 
 _validators: dict[str, jsonschema.protocols.Validator] = {}
@@ -282,7 +298,10 @@ class ToolEnv(LLMEnv):
         for i, err in enumerate(parsed.errors):
             self.tool_errors += 1
             replies.append({"role": "tool", "tool_call_id": f"error_{i}", "name": "", "content": f"Error: {err}"})
-        info = {"tool_calls": len(parsed.calls), "tool_errors": self.tool_errors}
+        info: dict[str, Any] = {"tool_calls": len(parsed.calls), "tool_errors": self.tool_errors}
+        failed = [r["content"] for r in replies if r["content"].startswith("Error:")]
+        if failed:  # a bad call earns nothing this turn; say why
+            info["reason"] = failed[0]
         if self.is_last_turn:
             return Turn(reward=await self._ascore(None), info=info)
         return Turn(messages=replies, info=info)
