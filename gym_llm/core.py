@@ -62,6 +62,8 @@ def as_assistant_message(action: Any) -> tuple[dict[str, Any], str | None]:
         msg = {"role": "assistant", "content": ""}
         problem = f"action of type {type(action).__name__} is not a string or message dict"
     content = msg.get("content")
+    if problem is None and not content and not msg.get("tool_calls"):
+        problem = "empty response"
     if isinstance(content, str) and len(content) > MAX_ACTION_CHARS:
         msg["content"] = content[:MAX_ACTION_CHARS]
         problem = f"action of {len(content)} characters cut to {MAX_ACTION_CHARS}"
@@ -269,6 +271,10 @@ class LLMEnv(gymnasium.Env[list, Any]):
         if reward != reward:  # NaN from a broken verifier
             reward = 0.0
             info.setdefault("reward_error", "reward was NaN")
+        if self.done and reward <= 0.0 and "reason" not in info:
+            # every zero must be explainable; envs give a better reason when they can
+            parts = ", ".join(f"{k}={v:g}" for k, v in result.components.items())
+            info["reason"] = f"no credit ({parts})" if parts else "no credit"
         return copy.deepcopy(new_messages), reward, terminated, truncated, copy.deepcopy(info)
 
 

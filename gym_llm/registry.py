@@ -142,6 +142,7 @@ class Registry:
             name = ep.dist.name if ep.dist is not None else ep.name
             if name in self.plugins:
                 continue
+            before = set(self.specs)
             try:
                 module = ep.load()
                 pm.register(module, name=name)
@@ -152,6 +153,12 @@ class Registry:
                 self.plugins[name] = ep.value
                 self.plugin_errors.pop(name, None)
             except Exception as e:
+                # all or nothing: half a plugin's ids would fail later, far from the cause
+                for env_id in set(self.specs) - before:
+                    del self.specs[env_id]
+                    gymnasium.registry.pop(env_id, None)
+                if pm.has_plugin(name):
+                    pm.unregister(name=name)
                 self.plugin_errors[name] = f"{type(e).__name__}: {e}"
                 warnings.warn(
                     f"gym_llm plugin {name!r} ({ep.value}) failed to load and was skipped: "

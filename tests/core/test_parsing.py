@@ -1,0 +1,143 @@
+"""The one parser per shared format: examples, then hypothesis fuzzing for
+totality (never raises), linear behaviour and round trips."""
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gym_llm.parsing import (
+    extract_boxed,
+    extract_code_blocks,
+    last_boxed,
+    last_code_block,
+    parse_tool_calls,
+)
+
+
+# ------------------------------------------------------------------ boxed
+def test_boxed_nested_braces_and_several_boxes():
+    text = r"first \boxed{1} then \boxed{\frac{1}{2}} and \boxed{ {a}_{b} }"
+    assert extract_boxed(text) == ["1", r"\frac{1}{2}", "{a}_{b}"]
+    assert last_boxed(text) == "{a}_{b}"
+
+
+def test_boxed_without_braces_fbox_and_escaped_braces():
+    assert extract_boxed(r"so \boxed 5.") == ["5"]
+    assert extract_boxed(r"$\boxed 42$") == ["42"]
+    assert extract_boxed(r"\fbox{x+1}") == ["x+1"]
+    assert extract_boxed(r"\boxed{\{1,2\}}") == [r"\{1,2\}"]
+
+
+def test_boxed_unclosed_and_lookalikes_are_ignored():
+    assert extract_boxed(r"\boxed{1") == []
+    assert extract_boxed(r"\boxed{2} \boxed{3") == ["2"]
+    assert extract_boxed(r"\boxedx{4} \boxes{5}") == []
+    assert last_boxed("no answer") is None
+    assert extract_boxed(None) == []  # type: ignore[arg-type]
+
+
+@given(st.text(max_size=300))
+def test_boxed_total(text):
+    out = extract_boxed(text)
+    assert all(isinstance(b, str) for b in out)
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="{}\\"), max_size=40), st.text(max_size=50), st.text(max_size=50))
+def test_boxed_roundtrip(content, before, after):
+    # Whatever surrounds it, the last box of `before + box + <text without boxes>` is found.
+    after = after.replace("\\", "")
+    content = content.strip()
+    text = before + r"\boxed{" + content + "}" + after
+    assert last_boxed(text) == content
+
+
+@settings(deadline=2000, max_examples=5)
+@given(st.integers(min_value=1, max_value=3))
+def test_boxed_linear_on_huge_input(k):
+    text = ("{" * 50_000 + r"\boxed{") * k + "x" * 100_000
+    assert extract_boxed(text) == []
+
+
+# ------------------------------------------------------------- code blocks
+def test_code_blocks_language_tags_and_several_blocks():
+    text = "intro\n```python\nprint(1)\n```\nmid\n```cpp\nint main(){}\n```\n```\nplain\n```"
+    blocks = extract_code_blocks(text)
+    assert [(b.language, b.code, b.closed) for b in blocks] == [
+        ("python", "print(1)", True), ("cpp", "int main(){}", True), ("", "plain", True),
+    ]
+    assert last_code_block(text, ("python",)).code == "plain"  # untagged matches any language
+    assert last_code_block("```cpp\nx\n```", ("python",)) is None
+
+
+def test_code_block_unclosed_runs_to_end_and_longer_fences():
+    blocks = extract_code_blocks("```py\nx = 1\ny = 2")
+    assert blocks[0].code == "x = 1\ny = 2" and not blocks[0].closed
+    text = "````markdown\n```python\ninner\n```\n````"
+    assert extract_code_blocks(text)[0].code == "```python\ninner\n```"
+    assert extract_code_blocks("~~~python\nz\n~~~")[0].code == "z"
+
+
+@given(st.text(max_size=300))
+def test_code_blocks_total(text):
+    for b in extract_code_blocks(text):
+        assert isinstance(b.code, str) and isinstance(b.language, str)
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="`~"), max_size=200))
+def test_code_block_roundtrip(code):
+    text = "Here:\n```python\n" + code + "\n```\nDone."
+    if "\n" not in code or all(not line.strip().startswith(("```", "~~~")) for line in code.split("\n")):
+        assert last_code_block(text).code == code
+
+
+# --------------------------------------------------------------- tool calls
+def test_hermes_and_openai_forms_parse_to_the_same_calls():
+    args = {"city": "Paris", "days": 3}
+    hermes = f'<tool_call>{{"name": "weather", "arguments": {json.dumps(args)}}}</tool_call>'
+    openai = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_0", "type": "function", "function": {"name": "weather", "arguments": json.dumps(args)}}]}
+    a, b = parse_tool_calls(hermes), parse_tool_calls(openai)
+    assert a.calls == b.calls and not a.errors and not b.errors
+    assert a.calls[0].arguments == args
+
+
+def test_several_calls_ids_and_unclosed_last():
+    text = ('<tool_call>{"name": "a", "arguments": {}}</tool_call>'
+            '<tool_call>{"name": "b", "arguments": {"x": 1}}')
+    p = parse_tool_calls(text)
+    assert [(c.name, c.id) for c in p.calls] == [("a", "call_0"), ("b", "call_1")]
+
+
+def test_malformed_calls_are_reported_not_dropped():
+    p = parse_tool_calls('<tool_call>{"name": "a", "arguments": {</tool_call><tool_call>[1]</tool_call>'
+                         '<tool_call>{"arguments": {}}</tool_call>')
+    assert p.calls == [] and len(p.errors) == 3
+    assert "invalid JSON" in p.errors[0] and "not a JSON object" in p.errors[1] and "no 'name'" in p.errors[2]
+    bad = {"tool_calls": [{"function": {"name": "f", "arguments": "{oops"}}, "junk", {"function": {"name": "g", "arguments": "[1]"}}]}
+    p = parse_tool_calls(bad)
+    assert p.calls == [] and len(p.errors) == 3
+    assert parse_tool_calls({"tool_calls": "nope"}).errors == ["'tool_calls' must be a list"]
+
+
+def test_plain_text_has_no_calls():
+    assert parse_tool_calls("hello").calls == [] and parse_tool_calls("hello").errors == []
+    assert parse_tool_calls(b"\x00\xff").calls == []  # type: ignore[arg-type]
+
+
+@given(st.one_of(st.text(max_size=300), st.binary(max_size=50), st.none(), st.integers(),
+                 st.dictionaries(st.text(max_size=10), st.text(max_size=30), max_size=4)))
+def test_tool_call_parser_total(message):
+    p = parse_tool_calls(message)
+    assert isinstance(p.calls, list) and isinstance(p.errors, list)
+
+
+@given(st.text(max_size=30).filter(bool),
+       st.dictionaries(st.text(max_size=8), st.one_of(st.integers(), st.text(max_size=10), st.booleans()), max_size=4))
+def test_tool_call_roundtrip(name, args):
+    call = {"name": name, "arguments": args}
+    text = "thinking...<tool_call>" + json.dumps(call) + "</tool_call>"
+    p = parse_tool_calls(text)
+    if "</tool_call>" not in json.dumps(call):
+        assert p.calls[0].name == name and p.calls[0].arguments == args
+        assert parse_tool_calls({"tool_calls": [p.calls[0].to_openai()]}).calls[0].arguments == args

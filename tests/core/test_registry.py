@@ -1,0 +1,124 @@
+"""Registration, gymnasium integration and plugin discovery (in spawned
+workers, and with a broken plugin beside working ones)."""
+
+import json
+import multiprocessing
+import subprocess
+import sys
+import textwrap
+
+import gymnasium
+import pytest
+
+import gym_llm
+from gym_llm import SingleTurnEnv, Task
+
+TASKS = [Task("a", "p", "x"), Task("b", "q", "y", split="heldout")]
+
+
+def _echo(**kwargs):
+    """Echo test env."""
+    return SingleTurnEnv(TASKS, reward_fn=lambda t, r: 1.0, **kwargs)
+
+
+def test_register_make_spec_and_gymnasium_make():
+    spec = gym_llm.register("testreg/Echo-v0", _echo, max_turns=2)
+    assert spec.domain == "testreg" and spec.description == "Echo test env." and spec.plugin is None
+    assert "testreg/Echo-v0" in gym_llm.list_envs() and gym_llm.list_envs() == sorted(gym_llm.list_envs())
+    env = gym_llm.make("testreg/Echo-v0", split="heldout", seed=1)
+    assert env.max_turns == 2 and env.split == "heldout"
+    _, info = env.reset()
+    assert info["env_id"] == "testreg/Echo-v0" and info["domain"] == "testreg" and info["task_id"] == "b"
+    genv = gymnasium.make("testreg/Echo-v0", max_turns=3)
+    assert genv.unwrapped.max_turns == 3 and isinstance(genv.unwrapped, SingleTurnEnv)
+
+
+def test_bad_ids_and_unknown_ids():
+    with pytest.raises(ValueError, match="not of the form"):
+        gym_llm.register("NoDomain-v0", _echo)
+    gym_llm.register("testreg/Echo-v0", _echo)
+    with pytest.raises(gym_llm.UnknownEnvError, match="did you mean 'testreg/Echo-v0'"):
+        gym_llm.make("testreg/Ecko-v0")
+
+
+def test_third_party_plugin_is_discovered():
+    # tests/plugins/gym-llm-example is installed as its own distribution (see Makefile)
+    spec = gym_llm.spec("example/Reverse-v0")
+    assert spec.plugin == "gym-llm-example" and spec.kwargs == {"length": 4}
+    env = gymnasium.make("example/Reverse-v0")
+    env.reset(seed=0)
+    assert env.step(env.unwrapped.task.answer)[1] == 1.0
+    out = subprocess.run([sys.executable, "-m", "gym_llm.cli", "list", "--json"], capture_output=True, text=True, check=True)
+    rows = {r["id"]: r for r in json.loads(out.stdout)}
+    assert rows["example/Reverse-v0"] == {"id": "example/Reverse-v0", "domain": "example", "plugin": "gym-llm-example",
+                                          "description": "Reverse a short word (third-party plugin example)"}
+
+
+def _worker_make(env_id):
+    # runs in a fresh spawned interpreter: only the pickled reference to this
+    # function brings gym_llm in, and with it every plugin
+    env = gymnasium.make(env_id)
+    _, info = env.reset(seed=5)
+    return info["task_id"], sorted(gym_llm.list_envs())
+
+
+def test_discovery_in_spawned_workers():
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        task_id, ids = pool.apply(_worker_make, ("example/Reverse-v0",))
+    assert "example/Reverse-v0" in ids
+    assert task_id == _worker_make("example/Reverse-v0")[0]
+
+
+def test_gymnasium_module_prefix_needs_no_prior_import():
+    code = "import gymnasium; e = gymnasium.make('gym_llm:example/Reverse-v0'); print(e.reset(seed=0)[1]['env_id'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "example/Reverse-v0"
+
+
+def _fake_distribution(root, name, module_source, register_body):
+    """An installed distribution (dist-info + module) in a site dir of its own."""
+    mod = name.replace("-", "_")
+    (root / f"{mod}.py").write_text(textwrap.dedent(module_source).format(body=register_body))
+    info = root / f"{mod}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[gym_llm]\n{mod} = {mod}\n")
+
+
+PLUGIN_SOURCE = """
+import gym_llm
+
+@gym_llm.hookimpl
+def gym_llm_register(registry):
+{body}
+"""
+
+
+def test_broken_plugins_are_reported_by_name_and_isolated(tmp_path):
+    _fake_distribution(tmp_path, "gym-llm-boom-import", "raise ImportError('missing dependency xyz')\n{body}", "")
+    _fake_distribution(tmp_path, "gym-llm-boom-register", PLUGIN_SOURCE, "    registry.register('boom/Half-v0', 'nowhere:x')\n    raise RuntimeError('register exploded')")
+    _fake_distribution(tmp_path, "gym-llm-fine", PLUGIN_SOURCE,
+                       "    registry.register('fine/Echo-v0', 'gym_llm_example.envs:make_reverse')")
+    code = textwrap.dedent("""
+        import json, warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            import gym_llm
+        from gym_llm.cli import doctor_checks
+        rows = [r for r in doctor_checks() if r["name"].startswith("plugin ")]
+        print(json.dumps({"ids": gym_llm.list_envs(), "errors": gym_llm.registry.plugin_errors,
+                          "warnings": [str(x.message) for x in w], "doctor": rows}))
+    """)
+    env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    result = json.loads(out.stdout)
+    assert "fine/Echo-v0" in result["ids"] and "example/Reverse-v0" in result["ids"]
+    assert "boom/Half-v0" not in result["ids"]  # a failed plugin registers nothing
+    assert "missing dependency xyz" in result["errors"]["gym-llm-boom-import"]
+    assert "register exploded" in result["errors"]["gym-llm-boom-register"]
+    assert any("gym-llm-boom-import" in w for w in result["warnings"])
+    assert {r["name"] for r in result["doctor"]} == {"plugin gym-llm-boom-import", "plugin gym-llm-boom-register"}
+    assert all(not r["ok"] and r["fix"] for r in result["doctor"])
+    bad = subprocess.run([sys.executable, "-m", "gym_llm.cli", "list"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 0 and "gym-llm-boom-register" in bad.stdout
