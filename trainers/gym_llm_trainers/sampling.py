@@ -1,0 +1,122 @@
+"""What to train on each step: the mixture sampler, dynamic sampling, the curriculum.
+
+All randomness here is *counter based*: a draw is a function of
+``(seed, step, rank, round)``, never of a generator that has advanced through
+earlier steps, so a run resumed at step ``t`` draws exactly what the
+uninterrupted run drew at step ``t``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .config import CurriculumConfig
+
+__all__ = ["step_rng", "allocate", "zero_variance_groups", "Curriculum"]
+
+
+def step_rng(seed: int, *keys: Any) -> random.Random:
+    """A ``random.Random`` determined by ``seed`` and ``keys`` (step, rank, ...)."""
+    return random.Random("|".join(map(str, (seed, *keys))))
+
+
+def allocate(probabilities: Mapping[str, float], n: int, rng: random.Random) -> list[str]:
+    """Draw ``n`` names with the given probabilities, with low variance:
+    each name gets ``floor(p * n)`` slots and the remaining slots are drawn
+    without replacement in proportion to the fractional parts. The result is
+    shuffled. With ``n >= 1 / min(p)`` every name appears."""
+    names = list(probabilities)
+    quotas = {k: probabilities[k] * n for k in names}
+    out = [k for k in names for _ in range(int(quotas[k]))]
+    fractions = {k: quotas[k] - int(quotas[k]) for k in names}
+    while len(out) < n:
+        pool = [k for k in names if fractions[k] > 0] or names
+        pick = rng.choices(pool, weights=[fractions[k] or 1.0 for k in pool])[0]
+        fractions[pick] = 0.0
+        out.append(pick)
+    rng.shuffle(out)
+    return out
+
+
+def zero_variance_groups(group_ids: Sequence[Any], rewards: Sequence[float], tol: float = 1e-8) -> set:
+    """Groups whose rewards are all equal (within ``tol``): their GRPO
+    advantages are all zero, so they carry no learning signal."""
+    by_group: dict[Any, list[float]] = {}
+    for g, r in zip(group_ids, rewards, strict=True):
+        by_group.setdefault(g, []).append(r)
+    return {g for g, rs in by_group.items() if max(rs) - min(rs) <= tol}
+
+
+@dataclass
+class _EnvState:
+    difficulty: float
+    window: deque
+
+
+class Curriculum:
+    """Keeps each environment's success rate near a target by moving its
+    ``difficulty`` kwarg.
+
+    After each step, :meth:`update` records the episodes' successes (reward >=
+    ``success_threshold``) in a moving window per environment; once the window
+    is full, a success rate above ``target + tolerance`` raises the difficulty
+    by ``step_size`` (too easy), below ``target - tolerance`` lowers it, and the
+    window is cleared so the next decision sees only the new difficulty.
+    """
+
+    def __init__(self, cfg: CurriculumConfig, initial: Mapping[str, float]):
+        self.cfg = cfg
+        self.envs = {
+            name: _EnvState(float(d), deque(maxlen=cfg.window)) for name, d in initial.items()
+        }
+
+    def difficulty(self, name: str) -> float:
+        return self.envs[name].difficulty
+
+    def success_rate(self, name: str) -> float | None:
+        w = self.envs[name].window
+        return sum(w) / len(w) if w else None
+
+    def update(self, name: str, rewards: Sequence[float]) -> bool:
+        """Record episode rewards of env ``name``; returns True when its
+        difficulty changed."""
+        state = self.envs[name]
+        state.window.extend(float(r >= self.cfg.success_threshold) for r in rewards)
+        if len(state.window) < self.cfg.window:
+            return False
+        rate = sum(state.window) / len(state.window)
+        if rate > self.cfg.target_success + self.cfg.tolerance:
+            new = state.difficulty + self.cfg.step_size
+        elif rate < self.cfg.target_success - self.cfg.tolerance:
+            new = state.difficulty - self.cfg.step_size
+        else:
+            return False
+        new = round(min(self.cfg.max_difficulty, max(self.cfg.min_difficulty, new)), 6)
+        state.window.clear()
+        if new == state.difficulty:
+            return False
+        state.difficulty = new
+        return True
+
+    def metrics(self) -> dict[str, float]:
+        """``curriculum/<name>/difficulty`` and ``.../success`` for logging."""
+        out = {}
+        for name, s in self.envs.items():
+            out[f"curriculum/{name}/difficulty"] = s.difficulty
+            rate = self.success_rate(name)
+            if rate is not None:
+                out[f"curriculum/{name}/success"] = rate
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {n: {"difficulty": s.difficulty, "window": list(s.window)} for n, s in self.envs.items()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        for name, s in state.items():
+            if name in self.envs:
+                self.envs[name].difficulty = float(s["difficulty"])
+                self.envs[name].window = deque(s["window"], maxlen=self.cfg.window)
