@@ -1,0 +1,40 @@
+"""Run untrusted code in a fresh nsjail per run: isolated, resource-limited, fast.
+
+>>> from gym_llm.sandbox import Sandbox, Limits
+>>> sb = Sandbox(limits=Limits(wall_time_s=10, memory_mb=512))
+>>> sb.run_code("python", "print(1 + 1)").stdout
+'2\\n'
+
+See ``docs/sandbox.md`` for limits, languages, isolation and measured costs.
+"""
+
+from gym_llm.sandbox._types import ExecResult, Isolation, Limits, SandboxError, SandboxPolicy
+from gym_llm.sandbox.core import (
+    FileState,
+    Sandbox,
+    SandboxPool,
+    SandboxSession,
+    default_pool,
+    snapshot_dir,
+)
+from gym_llm.sandbox.doctor import diagnose
+from gym_llm.sandbox.languages import ALIASES, LANGUAGES, Language, available_languages
+
+__all__ = [
+    "ALIASES",
+    "LANGUAGES",
+    "ExecResult",
+    "FileState",
+    "Isolation",
+    "Language",
+    "Limits",
+    "Sandbox",
+    "SandboxError",
+    "SandboxPolicy",
+    "SandboxPool",
+    "SandboxSession",
+    "available_languages",
+    "default_pool",
+    "diagnose",
+    "snapshot_dir",
+]

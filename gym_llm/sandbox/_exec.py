@@ -1,0 +1,140 @@
+"""Running one process to completion: capped incremental output, exact wall time, cleanup.
+
+This layer knows nothing about jails: it runs an argv (nsjail's or, for
+``isolation="none"``, the program's own) as an asyncio subprocess in a new session,
+feeds stdin, reads stdout/stderr as they come and kills the whole process group on
+timeout or overflow. No thread is created per run (Python 3.11's default child watcher
+waits in one thread per *running* child, bounded by the pool).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+_CHUNK = 64 * 1024
+
+
+@dataclass
+class RawResult:
+    """What the process did, before the jail's log is interpreted."""
+
+    pid: int
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    output_truncated: bool
+    killed: bool  # we killed it (timeout or output overflow)
+    wall_time_s: float
+
+
+class _Capture:
+    """Reads a stream to EOF, keeping at most ``cap`` bytes; calls ``overflow`` once."""
+
+    def __init__(self, cap: int, overflow: Callable[[], None]) -> None:
+        self.cap = cap
+        self.buf = bytearray()
+        self.truncated = False
+        self._overflow = overflow
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(_CHUNK):
+            room = self.cap - len(self.buf)
+            if len(chunk) > room:
+                self.buf += chunk[:max(room, 0)]
+                if not self.truncated:
+                    self.truncated = True
+                    self._overflow()
+                # Keep reading (and discarding) so the writer is never blocked on a full
+                # pipe while it is being killed.
+            else:
+                self.buf += chunk
+
+
+async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    try:
+        for i in range(0, len(data), _CHUNK):
+            stdin.write(data[i:i + _CHUNK])
+            await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the program exited or closed stdin without reading it all: its choice
+    finally:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            stdin.close()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    stdin: bytes,
+    wall_time_s: float,
+    max_output_bytes: int,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+) -> RawResult:
+    """Run ``argv``; never returns before the process (group) is dead and reaped.
+
+    The wall-time clock starts when the process is spawned. On timeout or when either
+    output stream exceeds ``max_output_bytes`` the process group gets SIGKILL.
+    """
+    t0 = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=env if env is not None else {}, cwd=cwd,
+        start_new_session=True, preexec_fn=preexec_fn,
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    killed = asyncio.Event()
+
+    def kill() -> None:
+        if not killed.is_set():
+            killed.set()
+            _kill_group(proc.pid)
+
+    out, err = _Capture(max_output_bytes, kill), _Capture(max_output_bytes, kill)
+    tasks = [
+        asyncio.ensure_future(_feed(proc.stdin, stdin)),
+        asyncio.ensure_future(out.drain(proc.stdout)),
+        asyncio.ensure_future(err.drain(proc.stderr)),
+    ]
+    timed_out = False
+    try:
+        await asyncio.wait_for(proc.wait(), timeout=wall_time_s)
+    except TimeoutError:
+        timed_out = not killed.is_set()
+        kill()
+        await proc.wait()
+    except BaseException:  # cancelled: the caller gave up, the process must not outlive it
+        kill()
+        await asyncio.shield(proc.wait())
+        for t in tasks:
+            t.cancel()
+        raise
+    wall = time.perf_counter() - t0
+    # Readers end at EOF. Under nsjail every writer is dead once nsjail exits; an
+    # unjailed daemon may still hold the pipes, so give them a moment and then kill the
+    # group (which the daemon inherited unless it called setsid itself).
+    _, pending = await asyncio.wait(tasks, timeout=0.5)
+    if pending:
+        _kill_group(proc.pid)
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    assert proc.returncode is not None
+    return RawResult(
+        pid=proc.pid, returncode=proc.returncode, stdout=bytes(out.buf), stderr=bytes(err.buf),
+        timed_out=timed_out, output_truncated=out.truncated or err.truncated,
+        killed=killed.is_set(), wall_time_s=wall,
+    )

