@@ -39,7 +39,11 @@ def group_advantages(
         if len(members) < 2:
             continue
         centred = r - r.mean()
-        adv[members] = centred / (r.std() + eps) if std_normalize else centred
+        if std_normalize:
+            std = r.std()
+            # equal rewards: the centred values are exactly 0, keep them so even with eps = 0
+            centred = centred / (std + eps) if std > 0 else centred
+        adv[members] = centred
     return adv
 
 
