@@ -152,7 +152,10 @@ def _write_tree(root: str, files: Mapping[str, str | bytes], owner: tuple[int, i
                     os.mkdir(part, 0o755, dir_fd=dfd)
                     if owner:
                         os.chown(part, *owner, dir_fd=dfd, follow_symlinks=False)
-                nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+                try:
+                    nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+                except OSError as e:  # ENOTDIR/ELOOP: a file or symlink is in the way
+                    raise ValueError(f"cannot write {name!r}: {part!r} is not a directory") from e
                 os.close(dfd)
                 dfd = nfd
             with contextlib.suppress(FileNotFoundError):
@@ -522,9 +525,7 @@ class Sandbox:
                     isolation="none" if self.nsjail is None else "nsjail",
                     signal=raw_sig,
                 )
-                if raw_sig == 24:  # SIGXCPU: the CPU-time limit is a time limit too
-                    result.timed_out = True
-                result.memory_exceeded = self._memory_exceeded(result, raw, lang)
+                self._classify_kill(result, raw, limits, lang)
                 if workdir is not None:
                     cap = limits.max_file_mb * 1024 * 1024
                     for name in output_files:
@@ -533,16 +534,29 @@ class Sandbox:
                             result.files[name] = data
                 return result
 
-    def _memory_exceeded(self, r: ExecResult, raw: RawResult, lang: Language | None) -> bool:
+    def _classify_kill(self, r: ExecResult, raw: RawResult, limits: Limits,
+                       lang: Language | None) -> None:
+        """Set ``timed_out``/``memory_exceeded`` for a program that died of a limit.
+
+        Inside a jail nothing can SIGKILL its init but the kernel: the memory cgroup's
+        OOM killer, or RLIMIT_CPU (soft = hard, so SIGKILL rather than SIGXCPU). They
+        are told apart by the elapsed time: a program cannot use ``cpu_time_s`` of CPU
+        in less wall time unless it runs threads in parallel (then it is reported as
+        a memory kill: documented limitation). nsjail's own time limit is in its log.
+        """
         if r.timed_out or raw.killed:
-            return False
-        # With a memory cgroup the kernel OOM killer SIGKILLs the jail; nothing else
-        # in a jail can SIGKILL its init, and nsjail's own time limit is logged.
-        if (r.signal == 9 and self.nsjail is not None
-                and _nsjail.host_caps().cgroup_memory is not None):
-            return True
+            return
+        if r.signal == 24:  # SIGXCPU
+            r.timed_out = True
+            return
+        if r.signal == 9 and self.nsjail is not None:
+            if r.wall_time_s >= limits.cpu_time_s:
+                r.timed_out = True
+            elif _nsjail.host_caps().cgroup_memory is not None:
+                r.memory_exceeded = True
+            return
         markers = lang.oom_markers if lang else ("MemoryError", "Cannot allocate memory")
-        return r.exit_code != 0 and any(m in r.stderr[-4096:] for m in markers)
+        r.memory_exceeded = r.exit_code != 0 and any(m in r.stderr[-4096:] for m in markers)
 
     async def _run_unjailed(self, command: list[str], limits: Limits, stdin: str | bytes,
                             env: dict[str, str], workdir: str | None, stage: str) -> RawResult:

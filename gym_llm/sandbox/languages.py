@@ -125,7 +125,7 @@ LANGUAGES: dict[str, Language] = {
         run_inline=lambda exe, code: [exe, "-s", "-B", "-c", code],
         run_file=lambda exe, path: [exe, "-s", "-B", path],
         env={"PYTHONIOENCODING": "utf-8", "PYTHONPATH": "/work"},
-        oom_markers=("MemoryError",),
+        oom_markers=("MemoryError", "Cannot allocate memory"),
     ),
     "bash": Language(
         name="bash", find=lambda: _which("bash"), mounts=_usr_mounts, source_name="main.sh",
