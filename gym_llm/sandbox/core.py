@@ -244,6 +244,7 @@ def snapshot_dir(root: str, max_file_bytes: int = 1 << 20, max_entries: int = 10
 
 _EXIT_RE = re.compile(r"exited with status: (\d+)")
 _SIG_RE = re.compile(r"terminated with signal: \S+ \((\d+)\)")
+_EXECVE_RE = re.compile(r"execve\('([^']*)'\) failed: (.*)")
 
 
 # ----------------------------------------------------------------------------- sandbox
@@ -605,6 +606,13 @@ def _parse_log(logfile: str, raw: RawResult) -> tuple[int, int | None, bool]:
     except OSError:
         text = ""
     timeout = "run time >= time limit" in text
+    if "Couldn't launch the child process" in text:
+        if m := _EXECVE_RE.search(text):  # the jail was fine; the program does not exist
+            raw.stderr += f"{m.group(1)}: {m.group(2)}\n".encode()
+            return 127, None, False
+        errors = [ln for ln in text.splitlines() if ln.startswith(("[E]", "[F]", "[W]"))]
+        raise SandboxError("nsjail could not run the program:\n" + "\n".join(errors[-8:])
+                           + f"\nFix: {_FIX_JAIL}")
     if m := _SIG_RE.search(text):
         return 128 + int(m.group(1)), int(m.group(1)), timeout
     if m := _EXIT_RE.search(text):
