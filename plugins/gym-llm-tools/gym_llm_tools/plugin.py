@@ -20,3 +20,11 @@ def gym_llm_register(registry: Any) -> None:
         difficulty=0.5,
         max_turns=1,
     )
+    registry.register(
+        "tool/Orders-v0",
+        "gym_llm_tools.orders.env:OrdersEnv",
+        description="Multi-turn customer service in a stateful order world: policy rules, scripted customer, "
+        "database-state and required-facts reward",
+        difficulty=0.5,
+        max_turns=16,
+    )

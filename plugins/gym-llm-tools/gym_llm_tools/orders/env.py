@@ -1,0 +1,127 @@
+"""``tool/Orders-v0``: a multi-turn customer-service episode in a stateful
+order world, with a scripted customer and the store's policy.
+
+Each assistant turn either calls tools (answered by tool messages) or talks
+to the customer (answered by :class:`~gym_llm_tools.orders.user.ScriptedUser`);
+the episode ends when the customer ends the conversation (the agent's message
+asked nothing, or only "anything else?") or at ``max_turns``.
+
+Reward (:func:`verify_orders`, 1.0 or 0.0): no change broke the policy, the
+final database equals the one the gold actions produce (canonical hash), and
+every required fact was told to the customer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from gym_llm import ProceduralTasks, RewardResult, Task, ToolEnv, Turn
+from gym_llm.parsing import message_text, parse_tool_calls
+from gym_llm.tools import Tool
+
+from .tasks import generate_orders_task
+from .user import ScriptedUser
+from .world import OrdersWorld
+
+__all__ = ["OrdersEnv", "verify_orders", "fact_told", "said_to_user"]
+
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def said_to_user(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """Texts of the assistant turns the customer saw (turns without tool calls)."""
+    out = []
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        parsed = parse_tool_calls(m)
+        if not parsed.calls and not parsed.errors:
+            out.append(message_text(m))
+    return out
+
+
+def fact_told(fact: str, texts: Sequence[str]) -> bool:
+    """Whether one of ``texts`` states ``fact``: a number matches any number in
+    the text within half a cent ("$1,234.5" states "1234.50"); anything else
+    matches as a case-insensitive whole word or phrase."""
+    try:
+        value = float(fact)
+    except ValueError:
+        pattern = re.compile(r"(?<!\w)" + re.escape(fact.casefold()) + r"(?!\w)")
+        return any(pattern.search(t.casefold()) for t in texts)
+    return any(abs(float(n.replace(",", "")) - value) < 0.005 for t in texts for n in _NUMBER.findall(t))
+
+
+def verify_orders(task: Task, world: OrdersWorld, messages: Sequence[dict[str, Any]]) -> RewardResult:
+    """Score an Orders episode: ``world`` after the episode, ``messages`` the
+    conversation. Components ``policy`` (no rule broken), ``state`` (database
+    equals the gold one) and ``outputs`` (fraction of required facts told);
+    the score is 1.0 only when all three hold."""
+    required = task.metadata["required_outputs"]
+    texts = said_to_user(messages)
+    told = [fact_told(f, texts) for f in required]
+    policy = not world.violations
+    state = world.state_hash() == task.metadata["target_state_hash"]
+    components = {
+        "policy": float(policy),
+        "state": float(state),
+        "outputs": sum(told) / len(told) if told else 1.0,
+    }
+    info: dict[str, Any] = {}
+    if not policy:
+        info["reason"] = "policy broken: " + "; ".join(world.violations)
+        info["violations"] = list(world.violations)
+    elif not state:
+        info["reason"] = "the database does not end in the requested state"
+    elif not all(told):
+        info["reason"] = f"{told.count(False)} of {len(told)} required facts not told to the customer"
+    return RewardResult(float(policy and state and all(told)), components, info)
+
+
+class OrdersEnv(ToolEnv):
+    """Customer service in a stateful order world, under a policy, with a scripted customer."""
+
+    def __init__(
+        self,
+        *,
+        split: str = "train",
+        seed: int | None = None,
+        max_turns: int = 16,
+        difficulty: float = 0.5,
+        heldout_size: int = 500,
+        render_mode: str | None = None,
+    ):
+        """
+        Args:
+            split, seed, max_turns: as every env; ``max_turns`` counts
+                assistant turns (tool calls and messages to the customer).
+            difficulty: 0..1, see :mod:`gym_llm_tools.orders.tasks`.
+            heldout_size: number of held-out tasks.
+        """
+        tasks = ProceduralTasks(
+            "tool-orders", generate_orders_task, difficulty=difficulty, sizes={"heldout": heldout_size}
+        )
+        super().__init__(tasks, split=split, seed=seed, max_turns=max_turns, render_mode=render_mode)
+        self.world: OrdersWorld | None = None
+        self.user: ScriptedUser | None = None
+
+    def episode_tools(self, task: Task) -> list[Tool]:
+        # The episode's world and customer start here: ToolEnv asks for the
+        # tools before on_reset, and the tools are bound to the world.
+        self.world = OrdersWorld(task.metadata["db"])
+        self.user = ScriptedUser(task.metadata["persona"])
+        return self.world.tools()
+
+    async def arespond(self, message: dict[str, Any]) -> Turn:
+        parsed = parse_tool_calls(message)
+        if parsed.calls or parsed.errors:
+            return await super().arespond(message)
+        reply = self.user.reply(message_text(message))
+        if reply is None or self.is_last_turn:
+            return Turn(reward=self.score_episode(message), done=reply is None)
+        return Turn(messages=[{"role": "user", "content": reply}])
+
+    def score_episode(self, final_message: dict[str, Any] | None) -> RewardResult:
+        return verify_orders(self.task, self.world, self.messages)
