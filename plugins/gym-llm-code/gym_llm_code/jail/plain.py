@@ -1,0 +1,150 @@
+"""Plain values: the only form in which results leave the sandbox.
+
+A program's return value is reduced to JSON made of builtin types only
+(``encode``) inside the sandbox; the host rebuilds builtin Python values from
+that JSON (``decode``) and compares them with :func:`plain_equal`. So an
+object with a rigged ``__eq__`` never reaches a comparison: what is compared
+is whatever data it was reduced to, by code that runs on the host.
+
+This module is shared: the host imports it, and its source is copied into the
+sandbox next to the runner. Stdlib only, no imports of the package.
+"""
+
+import math
+
+__all__ = ["encode", "decode", "plain_equal", "Unsupported", "MAX_DEPTH"]
+
+#: Deeper nesting is reduced to an unsupported marker (and never decoded).
+MAX_DEPTH = 64
+
+_TAGS = ("$tuple", "$set", "$frozenset", "$dict", "$float", "$bytes", "$unsupported")
+
+
+class Unsupported:
+    """A value that had no plain form (an object of some class); it equals nothing."""
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, type_name):
+        self.type_name = str(type_name)[:80]
+
+    def __eq__(self, other):
+        return False
+
+    def __hash__(self):
+        return hash(("Unsupported", self.type_name))
+
+    def __repr__(self):
+        return f"<{self.type_name} object>"
+
+
+def _float(x):
+    if math.isnan(x):
+        return {"$float": "nan"}
+    if math.isinf(x):
+        return {"$float": "inf" if x > 0 else "-inf"}
+    return x
+
+
+def _key(j):
+    # A total order on encoded values, so sets and dicts encode canonically.
+    return repr(j)
+
+
+def encode(x, depth=0):
+    """Reduce ``x`` to JSON-able builtin data.
+
+    Exact builtin types (and subclasses of them, read through the builtin
+    type's own methods so overrides do not run) become JSON; tuples, sets,
+    dicts, non-finite floats and bytes get a ``$tag`` wrapper; anything else
+    becomes ``{"$unsupported": type name}``.
+    """
+    if depth > MAX_DEPTH:
+        return {"$unsupported": "nesting too deep"}
+    t = type(x)
+    if x is None or t is bool or t is str:
+        return x
+    if t is int:
+        return x
+    if t is float:
+        return _float(x)
+    if isinstance(x, int):
+        return int.__int__(x)
+    if isinstance(x, float):
+        return _float(float.__float__(x))
+    if isinstance(x, str):
+        return str.__str__(x)
+    if isinstance(x, list):
+        return [encode(v, depth + 1) for v in list.__iter__(x)]
+    if isinstance(x, tuple):
+        return {"$tuple": [encode(v, depth + 1) for v in tuple.__iter__(x)]}
+    if isinstance(x, frozenset):
+        return {"$frozenset": sorted((encode(v, depth + 1) for v in frozenset.__iter__(x)), key=_key)}
+    if isinstance(x, set):
+        return {"$set": sorted((encode(v, depth + 1) for v in set.__iter__(x)), key=_key)}
+    if isinstance(x, dict):
+        items = [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in dict.items(x)]
+        return {"$dict": sorted(items, key=lambda kv: _key(kv[0]))}
+    if isinstance(x, bytes | bytearray):
+        return {"$bytes": bytes(x).hex()}
+    return {"$unsupported": t.__name__}
+
+
+def decode(j, depth=0):
+    """Rebuild builtin Python values from :func:`encode`'s JSON.
+
+    Never runs code from the data; raises ``ValueError`` on malformed input
+    (an unhashable set member or dict key, an unknown tag, too deep nesting).
+    """
+    if depth > MAX_DEPTH:
+        raise ValueError("nesting too deep")
+    if j is None or isinstance(j, bool | int | str):
+        return j
+    if isinstance(j, float):
+        return j
+    if isinstance(j, list):
+        return [decode(v, depth + 1) for v in j]
+    if isinstance(j, dict) and len(j) == 1:
+        (tag, body), = j.items()
+        try:
+            if tag == "$tuple" and isinstance(body, list):
+                return tuple(decode(v, depth + 1) for v in body)
+            if tag == "$set" and isinstance(body, list):
+                return {decode(v, depth + 1) for v in body}
+            if tag == "$frozenset" and isinstance(body, list):
+                return frozenset(decode(v, depth + 1) for v in body)
+            if tag == "$dict" and isinstance(body, list):
+                return {decode(k, depth + 1): decode(v, depth + 1) for k, v in body}
+        except TypeError as e:  # unhashable member or key, wrong pair shape
+            raise ValueError(f"malformed {tag}: {e}") from None
+        if tag == "$float" and body in ("nan", "inf", "-inf"):
+            return float(body)
+        if tag == "$bytes" and isinstance(body, str):
+            return bytes.fromhex(body)
+        if tag == "$unsupported":
+            return Unsupported(body)
+    raise ValueError(f"not a plain value: {str(j)[:80]}")
+
+
+def plain_equal(expected, got, rel_tol=1e-6, abs_tol=1e-9):
+    """Python ``==`` on plain values, except that floats compare within
+    tolerance (and NaN equals NaN). Both sides must come from :func:`decode`
+    (or be builtin literals): no user-defined ``__eq__`` runs."""
+    te, tg = type(expected), type(got)
+    if te is float or tg is float:
+        if te not in (int, float, bool) or tg not in (int, float, bool):
+            return False
+        if te is float and tg is float and math.isnan(expected) and math.isnan(got):
+            return True
+        return math.isclose(expected, got, rel_tol=rel_tol, abs_tol=abs_tol)
+    if te in (list, tuple) or tg in (list, tuple):
+        return te is tg and len(expected) == len(got) and all(
+            plain_equal(a, b, rel_tol, abs_tol) for a, b in zip(expected, got, strict=True)
+        )
+    if te is dict or tg is dict:
+        return te is tg and expected.keys() == got.keys() and all(
+            plain_equal(v, got[k], rel_tol, abs_tol) for k, v in expected.items()
+        )
+    if te is Unsupported or tg is Unsupported:
+        return False
+    return expected == got
