@@ -1,0 +1,144 @@
+"""Sandbox cost vs a bare subprocess; prints a markdown section for benchmarks/RESULTS.md.
+
+    python benchmarks/bench_sandbox.py [--n 60] [--throughput-runs 120]
+
+Latency: a trivial Python program (``pass``), jailed via ``Sandbox.run_code`` and bare
+(``<same python3> -c pass`` via subprocess), measured interleaved so both see the same
+machine state. Throughput: many concurrent runs (pool = cores) vs the same number of
+bare subprocesses with the same concurrency. Breakdown: where the jail's time goes,
+measured on raw nsjail command lines (no Python-side sandbox code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import statistics
+import subprocess
+import time
+
+from gym_llm.sandbox import Sandbox
+from gym_llm.sandbox._nsjail import find_nsjail, python_executable, top_level_symlinks
+
+
+def _ms(xs: list[float]) -> str:
+    return f"{statistics.median(xs) * 1000:.1f}"
+
+
+def latency(sb: Sandbox, py: str, n: int) -> tuple[list[float], list[float]]:
+    bare, jailed = [], []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run([py, "-c", "pass"], check=True)
+        bare.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        r = sb.run_code("python", "pass")
+        jailed.append(time.perf_counter() - t0)
+        assert r.ok, r
+    return bare, jailed
+
+
+async def _bare_many(py: str, runs: int, conc: int) -> None:
+    sem = asyncio.Semaphore(conc)
+
+    async def one() -> None:
+        async with sem:
+            p = await asyncio.create_subprocess_exec(py, "-c", "pass")
+            await p.wait()
+
+    await asyncio.gather(*(one() for _ in range(runs)))
+
+
+async def _jailed_many(sb: Sandbox, runs: int) -> None:
+    rs = await asyncio.gather(*(sb.arun_code("python", "pass") for _ in range(runs)))
+    assert all(r.ok for r in rs)
+
+
+def throughput(sb: Sandbox, py: str, runs: int, rounds: int = 3) -> tuple[float, float]:
+    conc = sb.pool.max_concurrency
+    bare, jailed = [], []
+    for _ in range(rounds):  # interleaved rounds, best of each
+        t0 = time.perf_counter()
+        asyncio.run(_bare_many(py, runs, conc))
+        bare.append(runs / (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        asyncio.run(_jailed_many(sb, runs))
+        jailed.append(runs / (time.perf_counter() - t0))
+    return max(bare), max(jailed)
+
+
+def breakdown(py: str, n: int) -> list[tuple[str, float]]:
+    """Median ms of raw nsjail variants, interleaved, to see what costs time."""
+    nsjail, _ = find_nsjail()
+    assert nsjail
+    links = [a for t, link in top_level_symlinks() for a in ("-s", f"{t}:{link}")]
+    base = [nsjail, "-Mo", "-Q", "-u", "65534:65534:1", "-g", "65534:65534:1",
+            "-m", "none:/work:tmpfs:size=67108864", "--cwd", "/work", *links]
+    narrow = ["-R", py, "-R", os.path.dirname(os.__file__) if py.startswith(
+        os.path.dirname(os.path.dirname(os.__file__))) else "/usr/lib/python3.11",
+        "-R", "/usr/lib/x86_64-linux-gnu", "-R", "/usr/lib64"]
+    narrow = [a for a in narrow if a == "-R" or os.path.exists(a)]
+    variants = {
+        "bare `/bin/true`": ["/bin/true"],
+        "nsjail `--help` (binary start-up only)": [nsjail, "--help"],
+        "nsjail, no namespaces, `/bin/true`": [
+            nsjail, "-Mo", "-Q", "--disable_proc", "--disable_clone_newnet",
+            "--disable_clone_newuser", "--disable_clone_newns", "--disable_clone_newpid",
+            "--disable_clone_newipc", "--disable_clone_newuts", "--disable_clone_newcgroup",
+            "--", "/bin/true"],
+        "nsjail, all namespaces + /usr, `/bin/true`": [*base, "-R", "/usr", "--", "/bin/true"],
+        "nsjail, + `--iface_no_lo`": [*base, "--iface_no_lo", "-R", "/usr", "--", "/bin/true"],
+        "nsjail, + seccomp policy": [*base, "--iface_no_lo", "-R", "/usr", "--seccomp_string",
+                                     "KILL_PROCESS { ptrace, bpf, mount } DEFAULT ALLOW",
+                                     "--", "/bin/true"],
+        "bare `python3 -c pass`": [py, "-c", "pass"],
+        "nsjail, python, /usr mounted": [*base, "--iface_no_lo", "-R", "/usr", "--", py, "-c",
+                                         "pass"],
+        "nsjail, python, narrow mounts (no dist-packages)": [*base, "--iface_no_lo", *narrow,
+                                                             "--", py, "-c", "pass"],
+    }
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(n):
+        for k, argv in variants.items():
+            t0 = time.perf_counter()
+            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[k].append(time.perf_counter() - t0)
+    return [(k, statistics.median(v) * 1000) for k, v in times.items()]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=60, help="latency samples per side")
+    ap.add_argument("--throughput-runs", type=int, default=120)
+    args = ap.parse_args()
+    py = python_executable()
+    sb = Sandbox()
+    sb.run_code("python", "pass")  # warm caches (ldd, stdlib paths)
+    bare, jailed = latency(sb, py, args.n)
+    ratio = statistics.median(jailed) / statistics.median(bare)
+    tb, tj = throughput(sb, py, args.throughput_runs)
+    rows = breakdown(py, max(10, args.n // 3))
+    print("## Sandbox (gym_llm.sandbox)\n")
+    print(f"Machine: {os.cpu_count()} cores, {platform.platform()}, nsjail "
+          f"`{find_nsjail()[0]}`, python `{py}`. Command: "
+          f"`python benchmarks/bench_sandbox.py --n {args.n} "
+          f"--throughput-runs {args.throughput_runs}`.\n")
+    print("| metric | bare subprocess | sandbox | ratio | target | met |")
+    print("|---|---|---|---|---|---|")
+    print(f"| trivial Python, median latency (ms, interleaved n={args.n}) | {_ms(bare)} | "
+          f"{_ms(jailed)} | {ratio:.2f}x | <= 1.5x | {'yes' if ratio <= 1.5 else 'NO'} |")
+    tr = tj / tb
+    print(f"| throughput, {args.throughput_runs} runs, {sb.pool.max_concurrency} concurrent "
+          f"(runs/s) | {tb:.1f} | {tj:.1f} | {tr:.2f}x | >= 0.8x | "
+          f"{'yes' if tr >= 0.8 else 'NO'} |")
+    print("\nWhere the time goes (raw nsjail command lines, median ms, interleaved):\n")
+    print("| variant | ms |")
+    print("|---|---|")
+    for k, v in rows:
+        print(f"| {k} | {v:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
