@@ -27,6 +27,7 @@ older :data:`TINY_BUILD_VERSION` is rebuilt.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -132,14 +133,40 @@ def cache_dir() -> Path:
 
 
 # --------------------------------------------------------------------- corpus
-_WORDS = ["the", "a", "an", "of", "to", "and", "in", "is", "it", "that", "for", "on", "with", "as", "was", "by", "at", "from", "this", "be", "are", "or", "have", "not", "model", "agent", "answer", "question", "task", "tool", "function", "value", "result", "number", "sum", "list", "string", "file", "first", "second", "next", "last", "step", "reason", "check", "error", "output", "input", "return", "call", "data", "time", "table", "city", "weather", "search", "find", "compute", "read", "write", "open", "close", "train", "test", "reward", "policy", "learn", "good"]
+_WORDS = [
+    "the", "a", "an", "of", "to", "and", "in", "is", "it", "that", "for", "on", "with", "as", "was",
+    "by", "at", "from", "this", "be", "are", "or", "have", "not", "model", "agent", "answer",
+    "question", "task", "tool", "function", "value", "result", "number", "sum", "list", "string",
+    "file", "first", "second", "next", "last", "step", "reason", "check", "error", "output",
+    "input", "return", "call", "data", "time", "table", "city", "weather", "search", "find",
+    "compute", "read", "write", "open", "close", "train", "test", "reward", "policy", "learn", "good",
+]
 _NAMES = ["add", "multiply", "get_weather", "search", "lookup", "convert", "count_words", "sort_list"]
+_ONSETS = ["", "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
+           "br", "ch", "cl", "dr", "fl", "gr", "pl", "pr", "sh", "sl", "st", "str", "th", "tr", "wh"]
+_NUCLEI = ["a", "e", "i", "o", "u", "ai", "ea", "ee", "oo", "ou", "y"]
+_CODAS = ["", "", "n", "r", "s", "t", "l", "m", "nd", "ng", "nt", "rs", "st", "ck", "ght", "tion", "ing", "ed", "ly"]
+
+
+def _lexicon(rng: random.Random, size: int = 6000) -> list[str]:
+    """Pseudo-English words (syllable soup) so BPE finds thousands of merges;
+    drawn Zipf-style in :func:`_prose`, like real text."""
+    words = list(_WORDS)
+    while len(words) < size:
+        word = "".join(rng.choice(_ONSETS) + rng.choice(_NUCLEI) + rng.choice(_CODAS)
+                       for _ in range(rng.choice([1, 1, 2, 2, 3])))
+        words.append(word)
+    return words
+
+
+_LEXICON = _lexicon(random.Random("gym-llm-lexicon"))
+_ZIPF = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(_LEXICON))))
 
 
 def _prose(rng: random.Random) -> str:
     sentences = []
     for _ in range(rng.randint(1, 4)):
-        words = [rng.choice(_WORDS) for _ in range(rng.randint(4, 14))]
+        words = rng.choices(_LEXICON, cum_weights=_ZIPF, k=rng.randint(4, 14))
         sentences.append(" ".join(words).capitalize() + rng.choice([".", ".", "?", "!"]))
     return " ".join(sentences)
 
@@ -174,7 +201,7 @@ def _tool_json(rng: random.Random) -> str:
     ])
 
 
-def tokenizer_corpus(n: int = 6000, seed: int = 0) -> list[str]:
+def tokenizer_corpus(n: int = 20000, seed: int = 0) -> list[str]:
     """The deterministic training text of the tiny tokenizer: ``n`` documents
     mixing prose, arithmetic, Python code and tool-call JSON, in ChatML turns."""
     rng = random.Random(seed)

@@ -45,6 +45,7 @@ class SamplingParams:
     max_new_tokens: int = 256
     stop_token_ids: tuple[int, ...] | None = None
     seed: int | None = None
+    ignore_eos: bool = False
 
     def __post_init__(self) -> None:
         if self.temperature < 0:

@@ -198,7 +198,8 @@ class HFPolicy(BasePolicy):
         if n == 0:
             return []
         limits = list(max_new_tokens or [params.max_new_tokens] * n)
-        stops = params.stop_token_ids or self.stop_token_ids
+        stops = [] if params.ignore_eos else list(self.stop_token_ids)
+        stops += [t for t in params.stop_token_ids or () if t not in stops]
         with self._lock:
             return self._decode(prompts, params, limits, stops)
 
@@ -217,7 +218,7 @@ class HFPolicy(BasePolicy):
             input_ids[i, width - len(p):] = torch.tensor(list(p), dtype=torch.long)
             attention[i, width - len(p):] = 1
         input_ids, attention = input_ids.to(device), attention.to(device)
-        stop_t = torch.tensor(list(stops), device=device)
+        stop_t = torch.tensor(list(stops), dtype=torch.long, device=device)
         limit_t = torch.tensor(limits, device=device)
         out_tokens = torch.zeros((n, max(limits)), dtype=torch.long, device=device)
         out_logp = torch.zeros((n, max(limits)), dtype=torch.float32, device=device)
@@ -273,7 +274,7 @@ class HFPolicy(BasePolicy):
 
 
 def _params_key(p: SamplingParams) -> tuple:
-    return (p.temperature, p.top_p, p.top_k, p.stop_token_ids)
+    return (p.temperature, p.top_p, p.top_k, p.stop_token_ids, p.ignore_eos)
 
 
 def stop_token_ids_of(model: Any, tokenizer: Any) -> tuple[int, ...]:

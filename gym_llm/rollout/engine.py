@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -104,10 +104,6 @@ class _Runner:
         self.on_trajectory = on_trajectory
         tok = getattr(policy, "tokenizer", None)
         self.fmt = ChatFormat(tok, template_kwargs) if tok is not None else None
-        if self.fmt is not None and sampling.stop_token_ids is None:
-            stops = getattr(policy, "stop_token_ids", None)
-            if stops:
-                self.sampling = replace(sampling, stop_token_ids=tuple(stops))
         self.stats = RolloutStats()
 
     async def _env(self, aw: Awaitable[Any]) -> Any:
