@@ -32,6 +32,7 @@ class RawResult:
     output_truncated: bool
     killed: bool  # we killed it (timeout or output overflow)
     wall_time_s: float
+    killed_children: list[int]  # its direct children at the moment we killed it
 
 
 class _Capture:
@@ -83,11 +84,14 @@ async def run_process(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     preexec_fn: Callable[[], None] | None = None,
+    on_cancel_kill: Callable[[list[int]], None] | None = None,
 ) -> RawResult:
     """Run ``argv``; never returns before the process (group) is dead and reaped.
 
     The wall-time clock starts when the process is spawned. On timeout or when either
-    output stream exceeds ``max_output_bytes`` the process group gets SIGKILL.
+    output stream exceeds ``max_output_bytes`` the process group gets SIGKILL. If the
+    caller is cancelled the group is killed too, and ``on_cancel_kill`` gets the pids
+    of the process's children at that moment (for cleanup) before the error propagates.
     """
     t0 = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
@@ -97,10 +101,16 @@ async def run_process(
     )
     assert proc.stdin and proc.stdout and proc.stderr
     killed = asyncio.Event()
+    killed_children: list[int] = []
 
     def kill() -> None:
         if not killed.is_set():
             killed.set()
+            # nsjail names its cgroups after its child's pid; remember it so the caller
+            # can remove what a SIGKILLed nsjail leaves behind.
+            with contextlib.suppress(OSError), open(
+                    f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+                killed_children.extend(int(p) for p in f.read().split())
             _kill_group(proc.pid)
 
     out, err = _Capture(max_output_bytes, kill), _Capture(max_output_bytes, kill)
@@ -121,6 +131,8 @@ async def run_process(
         await asyncio.shield(proc.wait())
         for t in tasks:
             t.cancel()
+        if on_cancel_kill:
+            on_cancel_kill(killed_children)
         raise
     wall = time.perf_counter() - t0
     # Readers end at EOF. Under nsjail every writer is dead once nsjail exits; an
@@ -136,5 +148,5 @@ async def run_process(
     return RawResult(
         pid=proc.pid, returncode=proc.returncode, stdout=bytes(out.buf), stderr=bytes(err.buf),
         timed_out=timed_out, output_truncated=out.truncated or err.truncated,
-        killed=killed.is_set(), wall_time_s=wall,
+        killed=killed.is_set(), wall_time_s=wall, killed_children=killed_children,
     )

@@ -118,13 +118,13 @@ def host_caps() -> HostCaps:
     return HostCaps(is_root, os.getuid(), os.getgid(), mem, pids, detail)
 
 
-def cleanup_cgroups(nsjail_pid: int) -> bool:
-    """Remove the cgroups of a SIGKILLed nsjail; True once none is left."""
+def cleanup_cgroups(child_pid: int) -> bool:
+    """Remove the cgroups nsjail made for its child ``child_pid``; True once none is left."""
     caps = host_caps()
     done = True
     for mount in (caps.cgroup_memory, caps.cgroup_pids):
         if mount:
-            path = os.path.join(mount, _CGROUP_PARENT, f"NSJAIL.{nsjail_pid}")
+            path = os.path.join(mount, _CGROUP_PARENT, f"NSJAIL.{child_pid}")
             try:
                 os.rmdir(path)
             except FileNotFoundError:

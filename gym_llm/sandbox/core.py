@@ -512,9 +512,10 @@ class Sandbox:
                         use_rlimit_as=lang.use_rlimit_as if lang else True)
                     raw = await run_process(argv, stdin=_to_bytes(stdin),
                                             wall_time_s=limits.wall_time_s,
-                                            max_output_bytes=limits.max_output_bytes)
+                                            max_output_bytes=limits.max_output_bytes,
+                                            on_cancel_kill=_cleanup_soon)
                     if raw.killed:
-                        await _reap_cgroups(raw.pid)
+                        await _reap_cgroups(raw.killed_children)
                     raw_exit, raw_sig, nsjail_timeout = _parse_log(logfile, raw)
                 result = ExecResult(
                     exit_code=raw_exit if raw_sig is None else -raw_sig,
@@ -583,15 +584,21 @@ def _decode_status(returncode: int) -> tuple[int, int | None, bool]:
     return returncode, None, False
 
 
-async def _reap_cgroups(nsjail_pid: int) -> None:
-    """Remove the cgroups of an nsjail we SIGKILLed (it had no chance to). The jail's
-    processes die with it (PDEATHSIG on its init, then the PID namespace) a moment
-    later; only then can the dirs go."""
+async def _reap_cgroups(pids: Sequence[int]) -> None:
+    """Remove the cgroups a SIGKILLed nsjail could not (named after its child's pid).
+    The jail's processes die a moment after nsjail (PDEATHSIG on its init, then the
+    PID namespace); only then can the dirs go."""
     for _ in range(50):
-        if _nsjail.cleanup_cgroups(nsjail_pid):
+        if all([_nsjail.cleanup_cgroups(p) for p in pids]):
             return
         await asyncio.sleep(0.01)
-    log.warning("could not remove the cgroups of killed nsjail pid %d", nsjail_pid)
+    log.warning("could not remove the cgroups of killed jails %s", list(pids))
+
+
+def _cleanup_soon(pids: list[int]) -> None:
+    """Schedule :func:`_reap_cgroups` for a jail killed because its caller was cancelled."""
+    if pids:
+        asyncio.get_running_loop().create_task(_reap_cgroups(pids))
 
 
 def _parse_log(logfile: str, raw: RawResult) -> tuple[int, int | None, bool]:

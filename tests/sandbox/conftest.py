@@ -70,10 +70,26 @@ class Host:
                 break
             time.sleep(0.02)
         assert not leftover, f"processes survived the run: {[_cmd(p) for p in leftover]}"
+        while (stale := _stale_cgroups()) and time.monotonic() < deadline + 1:
+            time.sleep(0.02)
+        assert not stale, f"cgroups of dead jails left behind: {stale}"
         t0 = time.monotonic()
         out = subprocess.run(["/bin/echo", "alive"], capture_output=True, text=True, timeout=10)
         assert out.stdout == "alive\n"
         assert time.monotonic() - t0 < 2.0, "host too slow to spawn a process after the attack"
+
+
+def _stale_cgroups() -> list[str]:
+    """NSJAIL.<pid> cgroups whose jail process no longer exists."""
+    out = []
+    for mount in ("/sys/fs/cgroup/memory/NSJAIL", "/sys/fs/cgroup/pids/NSJAIL"):
+        try:
+            names = os.listdir(mount)
+        except OSError:
+            continue
+        out += [f"{mount}/{n}" for n in names
+                if n.startswith("NSJAIL.") and not os.path.exists(f"/proc/{n[7:]}")]
+    return out
 
 
 def _cmd(pid: int) -> str:
