@@ -1,0 +1,239 @@
+"""Answer strings: gold extraction, plain numbers, and multi-valued answers.
+
+Pure Python and fast (no sympy): this is the verifier's fast path and the
+normalisation every answer goes through before math-verify sees it, so both
+paths judge the same strings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+from gym_llm.parsing import last_boxed
+
+__all__ = ["PlainNumber", "extract_gold", "plain_number", "compare_numbers", "is_multi_valued", "is_single_value"]
+
+#: Longer digit strings are left to math-verify (bounded by its timeout):
+#: converting them exactly here could take quadratic time.
+MAX_DIGITS = 1000
+
+# A plain number: optional currency and sign, an integer (thousands separators
+# ``1,000`` / ``1{,}000`` / ``1\,000``), a decimal or a simple fraction, then
+# an optional percent sign and unit (degrees, ``\text{...}``, or words after a
+# space: "12 apples", "3.5 km/h").
+_NUMBER_RE = re.compile(
+    r"""^
+    (?:\\\$|\$|€|£|¥)?\s*
+    (?P<sign>[-+\u2212])?\s*
+    (?:\\\$|\$|€|£|¥)?\s*
+    (?:
+        (?P<int>\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+|\d+)(?P<dec>\.\d*)?
+      | (?P<dec_only>\.\d+)
+      | \\[dt]?frac\s*\{\s*(?P<fn>\d+)\s*\}\s*\{\s*(?P<fd>\d+)\s*\}
+      | \\[dt]?frac\s*(?P<fn1>\d)(?P<fd1>\d)
+      | (?P<sn>\d+)\s*/\s*(?P<sd>\d+)
+    )
+    \s*(?P<pct>\\?%|\\text\{\s*\\?%\s*\}|(?<=\s)percent\b)?
+    \s*(?:
+        \^\s*\{?\s*\\circ\s*\}?(?:\s*[CF])?
+      | °\s*[CF]?
+      | \\(?:text|textrm|mathrm|mbox)\s*\{[^{}\d]*\}
+      | (?<=\s)[A-Za-z]{2,}(?:[\s/.]+[A-Za-z]+)*\.?
+    )?
+    \s*$""",
+    re.VERBOSE,
+)
+
+_WRAPPERS = (
+    re.compile(r"^\$(?P<x>[^$]*)\$$"),
+    re.compile(r"^\\\((?P<x>.*)\\\)$", re.DOTALL),
+    re.compile(r"^\\\[(?P<x>.*)\\\]$", re.DOTALL),
+    re.compile(r"^\\(?:text|textrm|textbf|mathrm|mathbf|mbox)\s*\{(?P<x>.*)\}$", re.DOTALL),
+)
+_SPACING_RE = re.compile(r"\\[!;: ]|~|\\displaystyle")
+
+
+@dataclass(frozen=True)
+class PlainNumber:
+    """A number read from an answer string. ``value`` is exact; ``canonical``
+    is how it is shown to math-verify (``"1000"``, ``"12.5"``, ``"\\frac{1}{3}"``);
+    ``percent`` says it was written with a percent sign."""
+
+    value: Fraction
+    canonical: str
+    percent: bool = False
+
+    @property
+    def exact(self) -> bool:
+        """math-verify compares integers and fractions exactly, decimals
+        (floats) after rounding to 6 places."""
+        return "." not in self.canonical
+
+    def candidates(self) -> list[PlainNumber]:
+        """The values this answer may mean: ``25%`` is 25 or 0.25."""
+        if not self.percent:
+            return [self]
+        hundredth = self.value / 100
+        return [PlainNumber(self.value, self.canonical), PlainNumber(hundredth, _canonical(hundredth))]
+
+
+def _canonical(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    den = value.denominator
+    # A terminating decimal (denominator 2^a 5^b) is shown as one, as written.
+    for p in (2, 5):
+        while den % p == 0:
+            den //= p
+    if den == 1:
+        text = format(Decimal(value.numerator) / Decimal(value.denominator), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    sign = "-" if value < 0 else ""
+    return f"{sign}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
+
+
+def unwrap(text: str) -> str:
+    """Strip math delimiters, ``\\text{}``-like wrappers, LaTeX spacing and a
+    final full stop around an answer."""
+    text = _SPACING_RE.sub(" ", text).strip()
+    changed = True
+    while changed:
+        changed = False
+        text = text.strip().rstrip(".").strip()
+        for pattern in _WRAPPERS:
+            m = pattern.match(text)
+            if m and _balanced(m.group("x")):
+                text, changed = m.group("x"), True
+                break
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for i, c in enumerate(text):
+        if c in "{}" and i and text[i - 1] == "\\":
+            continue
+        depth += (c == "{") - (c == "}")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def plain_number(text: str) -> PlainNumber | None:
+    """Read ``text`` as one plain number, or ``None`` when it is anything else.
+
+    Accepts thousands separators, trailing zeros, leading zeros, currency
+    (``\\$``, ``$``, ``€``, ``£``, ``¥``), a sign (also U+2212), a percent sign,
+    simple fractions (``3/4``, ``\\frac{3}{4}``) and a trailing unit.
+    """
+    if not isinstance(text, str) or len(text) > 4 * MAX_DIGITS:
+        return None
+    m = _NUMBER_RE.match(unwrap(text))
+    if m is None:
+        return None
+    g = m.groupdict()
+    if g["fn"] or g["fn1"] or g["sn"]:
+        num, den = (g["fn"], g["fd"]) if g["fn"] else (g["fn1"], g["fd1"]) if g["fn1"] else (g["sn"], g["sd"])
+        if len(num) + len(den) > MAX_DIGITS or int(den) == 0:
+            return None
+        value = Fraction(int(num), int(den))
+    else:
+        digits = re.sub(r"\{,\}|\\,|,", "", g["int"] or "0") + (g["dec"] or g["dec_only"] or "")
+        if len(digits) > MAX_DIGITS:
+            return None
+        try:
+            value = Fraction(Decimal(digits.rstrip(".") or "0"))
+        except (InvalidOperation, ValueError):
+            return None
+    if g["sign"] in ("-", "\u2212"):
+        value = -value
+    return PlainNumber(value, _canonical(value), percent=bool(g["pct"]))
+
+
+#: Two decimals closer than this (relative) may be equal after math-verify's
+#: rounding to 6 places: the fast path leaves them to math-verify.
+_CLOSE = Fraction(1, 100_000)
+
+
+def compare_numbers(gold: PlainNumber, pred: PlainNumber) -> bool | None:
+    """Exact comparison that agrees with math-verify: ``True``/``False`` when
+    certain, ``None`` when only math-verify's float rounding can tell."""
+    if gold.value == pred.value:
+        return True
+    if gold.exact and pred.exact:
+        return False
+    scale = max(Fraction(1), abs(gold.value), abs(pred.value))
+    if abs(gold.value - pred.value) > _CLOSE * scale:
+        return False
+    return None
+
+
+def extract_gold(solution: object) -> str:
+    """The gold answer of a reference solution: the text after the last
+    ``####`` (GSM8K), else the last ``\\boxed{}`` (MATH), else the whole
+    (stripped) text. Numbers are returned as strings."""
+    if isinstance(solution, bool) or solution is None:
+        return ""
+    if isinstance(solution, int | float | Fraction | Decimal):
+        return str(solution)
+    if not isinstance(solution, str):
+        return ""
+    if "####" in solution:
+        return solution.rsplit("####", 1)[1].strip().split("\n", 1)[0].strip()
+    boxed = last_boxed(solution)
+    if boxed is not None:
+        return boxed
+    return solution.strip()
+
+
+_TEXT_RE = re.compile(r"\\(?:text|textrm|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
+_SEPARATOR_RE = re.compile(
+    r",|;|\\\\|\\q?quad(?![A-Za-z])|\\(?:lor|vee|land|wedge|pm|mp)(?![A-Za-z])"
+    r"|(?<![A-Za-z\\])(?:or|and)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_OPEN, _CLOSE_BRACKETS = "({[", ")}]"
+
+
+def is_multi_valued(text: str) -> bool:
+    """True when ``text`` lists several values at its top level: ``5, 7``,
+    ``5 \\text{ or } 7``, ``\\pm 5``, ``2; 3``, ``2 \\quad 3``, ``x=1 \\lor x=2``.
+    A plain number with thousands separators is one value."""
+    if plain_number(text) is not None:
+        return False
+    text = _TEXT_RE.sub(r" \1 ", text)
+    depth = 0
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith("\\begin{", i):
+            depth += 1
+            i += 7
+            continue
+        if text.startswith("\\end{", i):
+            depth -= 1
+            i += 5
+            continue
+        c = text[i]
+        if c == "\\" and i + 1 < n and text[i + 1] in "{}":
+            depth += 1 if text[i + 1] == "{" else -1
+            i += 2
+            continue
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE_BRACKETS:
+            depth -= 1
+        elif depth <= 0 and _SEPARATOR_RE.match(text, i):
+            return True
+        i += 1
+    return False
+
+
+def is_single_value(text: str) -> bool:
+    """True when a gold answer is one value: no separator anywhere in it (so
+    tuples, sets, intervals, matrices and lists are not)."""
+    if plain_number(text) is not None:
+        return True
+    return _SEPARATOR_RE.search(_TEXT_RE.sub(r" \1 ", text)) is None and "&" not in text

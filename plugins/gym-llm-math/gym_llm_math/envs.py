@@ -1,0 +1,191 @@
+"""The single-turn math environments: procedural arithmetic, algebra and word
+problems, and the dataset loader. Each episode is one problem; the answer is
+the last ``\\boxed{}`` of the assistant's turn, scored by
+:func:`gym_llm_math.verify`. With ``max_attempts > 1`` a wrong answer gets
+feedback and another try, its reward discounted by ``attempt_discount`` per
+earlier attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from gym_llm import ProceduralTasks, RewardResult, SingleTurnEnv, Task, TaskSet
+from gym_llm.parsing import last_boxed
+
+from .dataset import SAMPLE, DatasetSource, DatasetTasks
+from .generators import algebra, arithmetic, word_problems
+from .verifier import response_text, verify
+
+__all__ = [
+    "MathEnv", "ProceduralMathEnv", "ArithmeticEnv", "AlgebraEnv", "WordProblemsEnv", "DatasetEnv",
+    "SYSTEM_PROMPT", "score_answer", "resolve_attempts",
+]
+
+#: Short on purpose: tiny models must follow it. No digits, so it can never
+#: contain an answer.
+SYSTEM_PROMPT = "Solve the problem. Write your final answer inside \\boxed{}."
+FEEDBACK = "Incorrect, try again."
+FORMAT_FEEDBACK = "No final answer found. Write your final answer inside \\boxed{}, then try again."
+
+_NOT_EXPANDED = re.compile(r"[()\[\]/]|\\[dt]?frac|\\left|\\right")
+
+
+def resolve_attempts(max_attempts: int | None, max_turns: int | None) -> int:
+    """The number of attempts: ``max_attempts``, else ``max_turns`` (the
+    contract's name for it), else 1. Both given and different is an error."""
+    if max_attempts is not None and max_turns is not None and max_attempts != max_turns:
+        raise ValueError(f"max_attempts={max_attempts} and max_turns={max_turns} disagree; give one")
+    attempts = max_attempts if max_attempts is not None else max_turns if max_turns is not None else 1
+    if attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {attempts}")
+    return int(attempts)
+
+
+def score_answer(task: Task, response: Any, format_weight: float = 0.0) -> RewardResult:
+    """Score a response to ``task``: :func:`verify` against ``task.answer``,
+    plus the task's required form (``metadata["form"] == "expanded"``: an
+    equivalent but unexpanded answer, such as the question's own expression,
+    is wrong). ``score = format_weight * format + (1 - format_weight) * correct``."""
+    result = verify(task.answer, response)
+    if result.components["correct"] == 1.0 and task.metadata.get("form") == "expanded":
+        answer = last_boxed(response_text(response)) or ""
+        if _NOT_EXPANDED.search(answer):
+            result = RewardResult(
+                0.0, {"format": 1.0, "correct": 0.0},
+                {**result.info, "reason": "answer not in the asked form: expand fully, no parentheses or fractions"},
+            )
+    if format_weight:
+        comps = result.components
+        result.score = format_weight * comps["format"] + (1.0 - format_weight) * comps["correct"]
+    return result
+
+
+class MathEnv(SingleTurnEnv):
+    """Math problems answered in ``\\boxed{}``, scored by :func:`score_answer`.
+
+    Args:
+        tasks: The problems (a task set or a list of tasks whose ``answer`` is
+            the gold answer string).
+        max_attempts: Attempts per episode (default 1); ``max_turns`` is
+            accepted as a synonym.
+        feedback: The user message after a wrong attempt (never the answer).
+        attempt_discount: Attempt k (0-based) earns ``score * attempt_discount**k``.
+        format_weight: Share of the reward for a boxed answer being present
+            (0: reward is correctness only).
+        system_prompt: Prepended to every prompt.
+    """
+
+    def __init__(
+        self,
+        tasks: TaskSet | Sequence[Task],
+        *,
+        split: str = "train",
+        seed: int | None = None,
+        max_attempts: int | None = None,
+        max_turns: int | None = None,
+        feedback: str = FEEDBACK,
+        attempt_discount: float = 0.5,
+        format_weight: float = 0.0,
+        system_prompt: str | None = SYSTEM_PROMPT,
+        render_mode: str | None = None,
+    ):
+        if not 0.0 <= format_weight < 1.0:
+            raise ValueError(f"format_weight must be in [0, 1), got {format_weight}")
+        if not 0.0 <= attempt_discount <= 1.0:
+            raise ValueError(f"attempt_discount must be in [0, 1], got {attempt_discount}")
+        self.format_weight = float(format_weight)
+        super().__init__(
+            tasks, self._reward, split=split, seed=seed,
+            max_turns=resolve_attempts(max_attempts, max_turns), system_prompt=system_prompt,
+            feedback=feedback, attempt_discount=attempt_discount, render_mode=render_mode,
+        )
+
+    def _reward(self, task: Task, response: Any) -> RewardResult:
+        return score_answer(task, response, self.format_weight)
+
+    def feedback(self, result: RewardResult) -> str:
+        if result.components.get("format") == 0.0:
+            return FORMAT_FEEDBACK
+        return self.feedback_text
+
+
+class ProceduralMathEnv(MathEnv):
+    """A :class:`MathEnv` over generated problems (subclasses set ``generator``
+    and ``name``, the task-id prefix).
+
+    Args:
+        difficulty: In [0, 1]; what it scales is the subclass's to say. The
+            trainer's curriculum sets it through ``make`` kwargs.
+        heldout_size: Tasks in the held-out split (train is unbounded).
+        Other kwargs: :class:`MathEnv`.
+    """
+
+    generator: Any = None
+    name = ""
+
+    def __init__(self, *, difficulty: float = 0.0, heldout_size: int = 500, **kwargs: Any):
+        tasks = ProceduralTasks(self.name, self.generator, difficulty=difficulty, sizes={"heldout": heldout_size})
+        super().__init__(tasks, **kwargs)
+
+
+class ArithmeticEnv(ProceduralMathEnv):
+    """Procedural integer, fraction and decimal arithmetic: difficulty 0 is
+    one-digit addition/subtraction; higher adds digits (up to 4), operators
+    (×, ÷), nesting (up to 4 operators), fractions (from 0.6) and decimals
+    (from 0.75)."""
+
+    generator = staticmethod(arithmetic)
+    name = "math-arithmetic"
+
+
+class AlgebraEnv(ProceduralMathEnv):
+    """Procedural algebra with symbolic answers: linear equations (one step at
+    difficulty 0), expansion (from 0.25), quadratics (0.4), 2x2 systems
+    (0.55) and rational simplification (0.7). Expansion and simplification
+    answers must be fully expanded (echoing the question's expression, though
+    equivalent, earns 0)."""
+
+    generator = staticmethod(algebra)
+    name = "math-algebra"
+
+
+class WordProblemsEnv(ProceduralMathEnv):
+    """Procedural multi-step word problems with units (money, distance, mass,
+    length): one step at difficulty 0, up to four at 1, larger numbers and
+    cents as difficulty grows."""
+
+    generator = staticmethod(word_problems)
+    name = "math-word-problems"
+
+
+class DatasetEnv(MathEnv):
+    """Problems from a dataset file or a Hugging Face dataset (see
+    :class:`~gym_llm_math.dataset.DatasetTasks`).
+
+    Args:
+        path: ``.jsonl``/``.json``/``.parquet`` file, Hugging Face dataset name
+            or local dataset folder, or ``{"train": ..., "heldout": ...}``;
+            ``None``: the bundled GSM8K-format sample.
+        hf_config: Hugging Face dataset config (e.g. ``"main"`` for gsm8k).
+        question_key, answer_key: Field names, if not ``question``/``problem``
+            and ``answer``/``solution``.
+        Other kwargs: :class:`MathEnv`.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: DatasetSource | None = None,
+        hf_config: str | None = None,
+        question_key: str | None = None,
+        answer_key: str | None = None,
+        **kwargs: Any,
+    ):
+        tasks = DatasetTasks(
+            SAMPLE if path is None else path,
+            hf_config=hf_config, question_key=question_key, answer_key=answer_key,
+        )
+        super().__init__(tasks, **kwargs)

@@ -1,0 +1,368 @@
+"""The math reward: is the model's final boxed answer equivalent to the gold?
+
+Plain numbers are compared here, exactly (the fast path); everything else goes
+to math-verify, which runs in persistent worker processes that are killed and
+restarted when a comparison overruns its time limit (math-verify's own
+timeouts are signal-based and only work on the main thread, so they are off).
+Both paths see the same normalised strings, so the fast path changes speed,
+never verdicts.
+
+Hardening: the final answer is the *last* ``\\boxed{}``; a response whose
+boxed answers disagree, or that lists several values where the gold is one
+value, is hedging and earns 0; gold that math-verify cannot parse sets
+``info["reward_error"]`` instead of a silent 0.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gym_llm.parsing import extract_boxed, message_text
+from gym_llm.rewards import RewardResult
+
+from .answers import compare_numbers, extract_gold, is_multi_valued, is_single_value, plain_number
+
+__all__ = ["Verifier", "verify", "default_verifier", "trl_reward_function", "response_text"]
+
+#: A boxed answer longer than this is not sent to math-verify (it is wrong or
+#: an attack; either way it would only burn the time limit).
+MAX_ANSWER_CHARS = 10_000
+
+_WORKER = Path(__file__).with_name("_mv_worker.py")
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _WorkerDied(Exception):
+    pass
+
+
+class VerifierUnavailable(RuntimeError):
+    """math-verify cannot be started (not installed, or the worker does not come up)."""
+
+
+class _Worker:
+    """One math-verify process speaking JSON lines."""
+
+    def __init__(self, memory_mb: int, startup_timeout_s: float):
+        env = dict(os.environ, GYM_LLM_MATH_WORKER_MEMORY_MB=str(memory_mb), OMP_NUM_THREADS="1")
+        # -P: the worker's folder (this package) must not shadow other modules.
+        self.proc = subprocess.Popen(
+            [sys.executable, "-P", str(_WORKER)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )
+        self._buf = b""
+        try:
+            ready = self._read(time.monotonic() + startup_timeout_s)
+        except (_Timeout, _WorkerDied) as e:
+            self.kill()
+            raise VerifierUnavailable(f"math-verify worker did not start: {type(e).__name__} {e}") from None
+        if not ready.get("ready"):
+            self.kill()
+            raise VerifierUnavailable(f"math-verify worker could not import math_verify: {ready.get('error')}")
+
+    def request(self, obj: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps(obj).encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as e:
+            raise _WorkerDied(str(e)) from None
+        return self._read(time.monotonic() + timeout_s)
+
+    def _read(self, deadline: float) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Timeout()
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                raise _Timeout()
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise _WorkerDied(f"exit code {self.proc.poll()}")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return json.loads(line)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+class _Pool:
+    """Up to ``size`` workers, started on demand, shared by threads. A worker
+    that overruns is killed; the next request starts a fresh one."""
+
+    def __init__(self, size: int, memory_mb: int, startup_timeout_s: float):
+        self.size, self.memory_mb, self.startup_timeout_s = size, memory_mb, startup_timeout_s
+        self._cond = threading.Condition()
+        self._idle: list[_Worker] = []
+        self._count = 0
+        self._pid = os.getpid()
+
+    def run(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        worker = self._acquire()
+        try:
+            reply = worker.request(request, timeout_s)
+        except BaseException:
+            worker.kill()
+            self._release(None)
+            raise
+        self._release(worker)
+        return reply
+
+    def _acquire(self) -> _Worker:
+        with self._cond:
+            if self._pid != os.getpid():  # forked: the parent's workers are not ours to use
+                self._idle, self._count, self._pid = [], 0, os.getpid()
+            while not self._idle and self._count >= self.size:
+                self._cond.wait()
+            if self._idle:
+                return self._idle.pop()
+            self._count += 1
+        try:
+            return _Worker(self.memory_mb, self.startup_timeout_s)
+        except BaseException:
+            self._release(None)
+            raise
+
+    def _release(self, worker: _Worker | None) -> None:
+        with self._cond:
+            if worker is None:
+                self._count -= 1
+            else:
+                self._idle.append(worker)
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+        if self._pid == os.getpid():
+            for w in idle:
+                w.kill()
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    equal: bool
+    path: str  # "fast" or "math-verify"
+    problem: str | None = None  # the answer could not be judged (timeout, crash): scores 0
+    error: str | None = None  # the environment failed (gold unparseable, no math-verify)
+
+
+def response_text(response: Any) -> str:
+    """The text to score: a string, an assistant message dict, or a list of
+    messages (the last assistant message) as TRL's conversational format."""
+    if isinstance(response, list):
+        for msg in reversed(response):
+            if isinstance(msg, dict) and msg.get("role", "assistant") == "assistant":
+                return message_text(msg)
+        return ""
+    if isinstance(response, bytes | bytearray):
+        return bytes(response).decode("utf-8", "replace")
+    return message_text(response)
+
+
+def _box_key(box: str) -> str:
+    number = plain_number(box)
+    if number is not None:
+        return number.canonical + ("%" if number.percent else "")
+    return " ".join(box.split())
+
+
+class Verifier:
+    """Scores ``(gold, response)`` pairs; see :func:`verify`.
+
+    Args:
+        timeout_s: Hard limit for one math-verify comparison; an overrun kills
+            the worker and scores 0 with ``info["reason"]``.
+        workers: Most math-verify processes running at once (each ~150 MB);
+            ``None``: ``min(4, cpu count)``.
+        memory_mb: Address-space limit of each worker (0 = none).
+        startup_timeout_s: Time a new worker may take to import math-verify.
+        max_boxes: More distinct boxed answers than this is hedging, scored 0
+            without verifying each.
+        fast_path: Compare plain numbers without math-verify. Off only to
+            check that it changes no verdict (tests, benchmarks).
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 5.0,
+        workers: int | None = None,
+        memory_mb: int = 2048,
+        startup_timeout_s: float = 60.0,
+        max_boxes: int = 8,
+        fast_path: bool = True,
+    ):
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be > 0")
+        self.timeout_s = float(timeout_s)
+        self.max_boxes = int(max_boxes)
+        self.fast_path = fast_path
+        size = workers if workers is not None else min(4, os.cpu_count() or 1)
+        self._pool = _Pool(max(1, size), memory_mb, startup_timeout_s)
+
+    def close(self) -> None:
+        """Stop the idle math-verify workers (busy ones stop when done)."""
+        self._pool.close()
+
+    # ----------------------------------------------------------------- public
+    def __call__(self, gold: Any, response: Any) -> RewardResult:
+        """Score ``response`` against ``gold``: ``score`` 1.0 or 0.0;
+        components ``format`` (a boxed answer is present) and ``correct``."""
+        gold_text = extract_gold(gold)
+        if not gold_text.strip():
+            return _result(0.0, 0.0, reward_error=f"gold answer {gold!r} is empty or not text")
+        boxes = extract_boxed(response_text(response))
+        if not boxes:
+            return _result(0.0, 0.0, reason="no \\boxed{} answer")
+        answer = boxes[-1]
+        distinct = list(dict.fromkeys(_box_key(b) for b in reversed(boxes)))
+        info: dict[str, Any] = {"answer": answer[:200]}
+        if len(distinct) > self.max_boxes:
+            return _result(1.0, 0.0, reason=f"hedged: {len(distinct)} different boxed answers", **info)
+        single = is_single_value(gold_text)
+        boxes_by_key = {_box_key(b): b for b in boxes}
+        for k, key in enumerate(distinct):
+            box = boxes_by_key[key]
+            verdict = self.judge(gold_text, box)
+            info["verifier"] = verdict.path
+            if verdict.error:
+                return _result(1.0, 0.0, reward_error=verdict.error, **info)
+            if single and is_multi_valued(box):
+                return _result(1.0, 0.0, reason="hedged: several values where one is asked", **info)
+            if not verdict.equal:
+                reason = verdict.problem or ("wrong answer" if k == 0 else "hedged: boxed answers disagree")
+                return _result(1.0, 0.0, reason=reason, **info)
+        return _result(1.0, 1.0, **info)
+
+    def judge(self, gold: str, answer: str) -> _Verdict:
+        """Is ``answer`` (one boxed content) equivalent to ``gold`` (a bare answer)?"""
+        if len(answer) > MAX_ANSWER_CHARS:
+            return _Verdict(False, "fast", problem=f"answer of {len(answer)} characters is too long")
+        g, p = plain_number(gold), plain_number(answer)
+        if self.fast_path and g is not None and p is not None:
+            outcomes = [compare_numbers(a, b) for a in g.candidates() for b in p.candidates()]
+            if True in outcomes:
+                return _Verdict(True, "fast")
+            if None not in outcomes:
+                return _Verdict(False, "fast")
+        golds = [c.canonical for c in g.candidates()] if g is not None else [gold]
+        answers = [c.canonical for c in p.candidates()] if p is not None else [answer]
+        for gs in golds:
+            for ans in answers:
+                verdict = self._math_verify(gs, ans)
+                if verdict.equal or verdict.error or verdict.problem:
+                    return verdict
+        return _Verdict(False, "math-verify")
+
+    # -------------------------------------------------------------- internals
+    def _math_verify(self, gold: str, answer: str) -> _Verdict:
+        try:
+            reply = self._pool.run({"gold": gold, "pred": answer}, self.timeout_s)
+        except VerifierUnavailable as e:
+            return _Verdict(False, "math-verify", error=str(e))
+        except _Timeout:
+            return _Verdict(False, "math-verify", problem=f"verifier timed out after {self.timeout_s:g} s")
+        except _WorkerDied as e:
+            return _Verdict(False, "math-verify", problem=f"verifier crashed on the answer ({e})")
+        if "error" in reply:
+            return _Verdict(False, "math-verify", problem=f"verifier failed on the answer: {reply['error']}")
+        if not reply["gold_parsed"]:
+            return _Verdict(False, "math-verify", error=f"gold answer {gold!r} could not be parsed by math-verify")
+        return _Verdict(bool(reply["equal"]), "math-verify")
+
+
+def _result(fmt: float, correct: float, **info: Any) -> RewardResult:
+    if correct == 0.0 and "reason" not in info and "reward_error" not in info:
+        info["reason"] = "wrong answer"
+    return RewardResult(correct, {"format": fmt, "correct": correct}, info)
+
+
+_default: Verifier | None = None
+_default_lock = threading.Lock()
+
+
+def default_verifier() -> Verifier:
+    """The process-wide verifier behind :func:`verify` (settings from the
+    environment: ``GYM_LLM_MATH_TIMEOUT_S``, ``GYM_LLM_MATH_WORKERS``,
+    ``GYM_LLM_MATH_WORKER_MEMORY_MB``)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            workers = os.environ.get("GYM_LLM_MATH_WORKERS")
+            _default = Verifier(
+                timeout_s=float(os.environ.get("GYM_LLM_MATH_TIMEOUT_S", "5")),
+                workers=int(workers) if workers else None,
+                memory_mb=int(os.environ.get("GYM_LLM_MATH_WORKER_MEMORY_MB", "2048")),
+            )
+        return _default
+
+
+def _forget_default() -> None:
+    global _default, _default_lock
+    _default, _default_lock = None, threading.Lock()
+
+
+def _close_default() -> None:
+    if _default is not None:
+        _default.close()
+
+
+os.register_at_fork(after_in_child=_forget_default)
+atexit.register(_close_default)
+
+
+def verify(gold: Any, response: Any) -> RewardResult:
+    """Score a model response against a gold answer.
+
+    ``gold``: a bare answer (``"42"``, ``"\\frac{1}{2}"``, ``"(1, 2)"``) or a
+    reference solution (GSM8K ``#### 42``, MATH ``\\boxed{...}``).
+    ``response``: the model's text (or a message dict, or a list of messages).
+    Returns ``RewardResult(score, {"format", "correct"}, info)``: score 1.0
+    when the last ``\\boxed{}`` is equivalent to the gold and no other boxed
+    answer disagrees, else 0.0 with ``info["reason"]``;
+    ``info["reward_error"]`` when the gold cannot be parsed. Never raises on
+    any response. Thread-safe; fork-safe.
+    """
+    return default_verifier()(gold, response)
+
+
+def trl_reward_function(gold_key: str = "answer") -> Callable[..., list[float | None]]:
+    """A TRL reward function (``GRPOTrainer(reward_funcs=[...])``) scoring each
+    completion against the dataset column ``gold_key``. Returns ``None`` (TRL:
+    "not applicable") where the gold is broken, so it is not trained on."""
+
+    def reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
+        golds = kwargs[gold_key]
+        out: list[float | None] = []
+        for gold, completion in zip(golds, completions, strict=True):
+            result = verify(gold, completion)
+            out.append(None if result.error else result.score)
+        return out
+
+    reward.__name__ = f"math_verify_{gold_key}"
+    return reward
