@@ -28,3 +28,11 @@ def gym_llm_register(registry: Any) -> None:
         difficulty=0.5,
         max_turns=16,
     )
+    registry.register(
+        "tool/Shell-v0",
+        "gym_llm_tools.shell:ShellEnv",
+        description="Multi-turn file-system tasks through a bash tool in an nsjail sandbox session; "
+        "reward = target work-dir state",
+        difficulty=0.5,
+        max_turns=10,
+    )
