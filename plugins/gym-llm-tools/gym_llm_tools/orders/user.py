@@ -38,7 +38,7 @@ FIELDS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"\be-?mail\b"),
     "order": re.compile(r"\border (?:id|number|#)|\bwhich order\b|\bwhat order\b"),
     "items": re.compile(r"\bitems?\b|\bwhich (?:products?|things?)\b|\bwhat would you like to return\b"),
-    "address": re.compile(r"\baddress\b"),
+    "address": re.compile(r"(?<!mail )\baddress\b"),  # not "email address"
     "reason": re.compile(r"\breason\b|\bwhy\b"),
 }
 

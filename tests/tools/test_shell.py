@@ -1,0 +1,134 @@
+"""tool/Shell-v0: gold replay in the real sandbox, the target-state check,
+a work dir that persists within an episode and dies with it, isolation
+between episodes, sandbox failures reported as reward_error."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from gym_llm_tools.shell import KINDS, SHELL_POLICY, verify_shell_state
+
+import gym_llm
+from gym_llm.sandbox import FileState, Sandbox, SandboxError
+
+ENV_ID = "tool/Shell-v0"
+
+try:
+    Sandbox.from_policy(SHELL_POLICY)
+    NO_JAIL = None
+except SandboxError as e:  # a machine without working nsjail: the resource is missing
+    NO_JAIL = str(e)
+needs_jail = pytest.mark.skipif(NO_JAIL is not None, reason=f"nsjail cannot isolate here: {NO_JAIL}")
+
+
+def bash(command: str) -> str:
+    return f'<tool_call>{json.dumps({"name": "bash", "arguments": {"command": command}})}</tool_call>'
+
+
+def test_registered_and_made_without_touching_the_sandbox():
+    spec = gym_llm.spec(ENV_ID)
+    assert spec.plugin == "gym-llm-tools" and spec.kwargs == {"difficulty": 0.5, "max_turns": 10}
+    env = gym_llm.make(ENV_ID).unwrapped
+    assert env._sandbox is None and env.shell.session is None
+
+
+def test_difficulty_zero_is_one_obvious_command():
+    env = gym_llm.make(ENV_ID, difficulty=0.0).unwrapped
+    for i in range(30):
+        task = env.task_set.get("train", i)
+        assert len(task.answer) == 1 and not any(op in task.answer[0]["arguments"]["command"] for op in "|;&")
+        assert task.metadata["kinds"][0] in {"create", "mkdir", "rename", "copy", "delete"}
+        assert len(task.metadata["files"]) <= 1  # no distractor files
+    env = gym_llm.make(ENV_ID, difficulty=1.0).unwrapped
+    hard = {k for i in range(80) for k in env.task_set.get("train", i).metadata["kinds"]}
+    assert hard == {k.name for k in KINDS}
+
+
+@needs_jail
+@pytest.mark.parametrize("difficulty", [0.0, 0.5, 1.0])
+def test_gold_commands_reach_the_target_and_doing_nothing_does_not(fmt, replay, difficulty):
+    env = gym_llm.make(ENV_ID, difficulty=difficulty)
+    for i in range(10):
+        obs, info = env.reset(options={"task_index": i})
+        task = env.unwrapped.task
+        assert [t["function"]["name"] for t in info["tools"]] == ["bash"]
+        assert json.dumps(info["tools"][0], sort_keys=True) in obs[0]["content"]
+        total, step_info = replay(env, task.answer, fmt, "Done.")
+        assert total == 1.0, (step_info, task.answer)
+        env.reset(options={"task_index": i})
+        _, r, term, _, step_info = env.step("Done.")
+        assert r == 0.0 and term and step_info["reason"]
+
+
+@needs_jail
+def test_work_dir_persists_across_turns_and_dies_with_the_episode():
+    env = gym_llm.make(ENV_ID, difficulty=0.0, max_turns=5)
+    env.reset(options={"task_index": 0})
+    path = env.unwrapped.shell.session.path
+    obs, *_ = env.step(bash("echo one > scratch && pwd"))
+    assert obs[0]["content"] == "exit code: 0\nstdout:\n/work\n"
+    obs, *_ = env.step(bash("cat scratch; ls nope"))
+    assert obs[0]["content"].startswith("exit code: 2\nstdout:\none\n\nstderr:\n")
+    _, r, term, _, info = env.step("Done.")
+    assert term and r == 0.0 and "unexpected scratch" in info["problems"]
+    assert not os.path.exists(path)
+
+
+@needs_jail
+def test_episodes_are_isolated_from_each_other_and_from_the_host():
+    env = gym_llm.make(ENV_ID, difficulty=0.0, max_turns=5)
+    env.reset(options={"task_index": 0})
+    first = env.unwrapped.shell.session.path
+    env.step(bash("echo secret > leak.txt"))
+    env.reset(options={"task_index": 0})  # a new episode mid-way: the old dir is removed
+    assert not os.path.exists(first) and env.unwrapped.shell.session.path != first
+    obs, *_ = env.step(bash(f"ls -a; cat leak.txt; ls {os.getcwd()} /root"))
+    assert "leak.txt" not in obs[0]["content"].split("stderr")[0]
+    assert "No such file" in obs[0]["content"] and "pyproject.toml" not in obs[0]["content"]
+    env.close()
+    assert env.unwrapped.shell.session is None
+
+
+@needs_jail
+def test_permissions_names_and_contents_are_all_checked():
+    env = gym_llm.make(ENV_ID, difficulty=0.6)
+    task = next(t for t in (env.unwrapped.task_set.get("train", i) for i in range(200))
+                if t.metadata["kinds"] == ["chmod"])
+    command = task.answer[0]["arguments"]["command"]
+    src = command.split()[-1]
+    for action, ok in [(command, True), (f"chmod 777 {src}", False), (f"{command} && touch extra", False),
+                       (f"echo changed >> {src} && {command}", False), (f"{command} && mv {src} x", False)]:
+        env.reset(options={"task_index": task.metadata["index"]})
+        env.step(bash(action))
+        _, r, *_ = env.step("Done.")
+        assert r == float(ok), action
+
+
+def test_verifier_on_snapshots():
+    target = {"d": {"kind": "dir"}, "d/a.txt": {"kind": "file", "content": "x\n", "mode": 0o600}}
+    good = {"d": FileState("dir", 0o755, 0), "d/a.txt": FileState("file", 0o600, 1, content=b"x")}
+    assert verify_shell_state(target, good).score == 1.0  # the final newline is optional
+    bad = {
+        "wrong mode": {**good, "d/a.txt": FileState("file", 0o644, 2, content=b"x\n")},
+        "wrong content": {**good, "d/a.txt": FileState("file", 0o600, 2, content=b"y\n")},
+        "not utf-8": {**good, "d/a.txt": FileState("file", 0o600, 2, content=b"\xff\n")},
+        "too big to read": {**good, "d/a.txt": FileState("file", 0o600, 1 << 30, content=None)},
+        "a link": {**good, "d/a.txt": FileState("symlink", 0o777, 1, target="/etc/passwd")},
+        "missing": {"d": good["d"]},
+        "extra": {**good, "e": FileState("dir", 0o755, 0)},
+    }
+    for name, snapshot in bad.items():
+        r = verify_shell_state(target, snapshot)
+        assert r.score == 0.0 and r.info["reason"], name
+
+
+def test_a_broken_sandbox_is_a_reward_error_not_a_model_failure():
+    env = gym_llm.make(ENV_ID, sandbox={"extra_ro_mounts": ["/nonexistent/path"]})
+    _, info = env.reset(seed=0)
+    assert info["tools"][0]["function"]["name"] == "bash"
+    obs, r, *_ = env.step(bash("ls"))
+    assert obs[0]["content"].startswith("Error: SandboxError")
+    _, r, term, _, info = env.step("Done.")
+    assert term and r == 0.0 and "does not exist" in info["reward_error"]
