@@ -132,3 +132,35 @@ def test_a_broken_sandbox_is_a_reward_error_not_a_model_failure():
     assert obs[0]["content"].startswith("Error: SandboxError")
     _, r, term, _, info = env.step("Done.")
     assert term and r == 0.0 and "does not exist" in info["reward_error"]
+
+
+@needs_jail
+def test_astep_runs_commands_concurrently_without_blocking_the_loop():
+    import asyncio
+    import time
+
+    envs = [gym_llm.make(ENV_ID, difficulty=0.0, max_turns=3) for _ in range(2)]  # the pool has >= 2 slots
+
+    async def main():
+        for env in envs:
+            await env.unwrapped.areset(options={"task_index": 0})
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.05)
+                ticks += 1
+
+        tick = asyncio.create_task(ticker())
+        start = time.perf_counter()
+        steps = await asyncio.gather(*(env.unwrapped.astep(bash("sleep 1 && echo up")) for env in envs))
+        elapsed = time.perf_counter() - start
+        tick.cancel()
+        return steps, elapsed, ticks
+
+    steps, elapsed, ticks = asyncio.run(main())
+    assert all(s[0][0]["content"] == "exit code: 0\nstdout:\nup\n" for s in steps)
+    assert elapsed < 1.7 and ticks >= 10  # 2 x 1 s ran side by side while the loop kept ticking
+    for env in envs:
+        env.close()
