@@ -1,13 +1,15 @@
 """Sizing a prompt to a token budget by measuring it.
 
 A prompt is a fixed frame (instructions, question, needles) around a body of
-filler *units* (haystack sentences, list entries) drawn from an endless
-stream. :func:`fit` picks how many units to use: it sums per-unit counts to
-a first guess, then measures the whole prompt with the counter and corrects,
-until the prompt measures at most ``target`` tokens and the next unit would
-not fit. With the default counter (additive over space-separated pieces) one
-measurement suffices; with a real tokenizer the corrections converge in a
-few rounds.
+filler *items* (haystack sentences, list words) drawn from an endless
+stream. :func:`fit` picks how many items to use. Item costs are *estimated*
+with the fast :class:`~gym_llm_longctx.tokens.ApproxCounter`; the prompt is
+*measured* with the chosen counter. The estimates are rescaled by the
+counter's tokens per estimated token, first on a sample of items, then on
+each full measurement, and the guess is corrected until the prompt measures
+at most ``target`` tokens and less than one item short of it. With the
+default counter (the estimator itself, additive over space-separated
+pieces) one measurement suffices; a real tokenizer usually takes two.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .tokens import TokenCounter
+from .tokens import TokenCounter, load_counter
 
 __all__ = ["Filler", "Fitted", "fit", "interleave", "place_inserts", "ContextTooSmall"]
 
@@ -34,42 +36,56 @@ class ContextTooSmall(ValueError):
 class Filler(Generic[T]):
     """A lazily drawn stream of filler items with their estimated token costs.
 
-    ``text_of(item)`` is the text counted for an item and ``weight_of(item)``
+    ``text_of(item)`` is the text priced for an item and ``weight_of(item)``
     how many times it appears in the body (1 for a sentence, its frequency for
-    a list word). Items are counted in batches with ``counter.count_each``.
+    a list word). Items are priced in batches with ``estimator.count_each``
+    (default: the built-in approximation).
     """
 
     def __init__(
         self,
         stream: Iterator[T],
-        counter: TokenCounter,
         text_of: Callable[[T], str] = str,
         weight_of: Callable[[T], int] = lambda item: 1,
+        estimator: TokenCounter | None = None,
         batch: int = 512,
     ):
-        self.stream, self.counter = stream, counter
+        self.stream, self.estimator = stream, estimator or load_counter(None)
         self.text_of, self.weight_of, self.batch = text_of, weight_of, batch
         self.items: list[T] = []
         self.cum: list[int] = [0]  # cum[n]: estimated tokens of the first n items
+        self.max_cost = 0  # the largest estimated cost of one item drawn so far
 
     def grow_to_cost(self, tokens: int) -> None:
         """Draw items until their estimated cost exceeds ``tokens``."""
         while self.cum[-1] <= tokens:
             new = [next(self.stream) for _ in range(self.batch)]
-            costs = self.counter.count_each([self.text_of(i) for i in new])
+            costs = self.estimator.count_each([self.text_of(i) for i in new])
             total = self.cum[-1]
             for item, cost in zip(new, costs, strict=True):
-                total += cost * self.weight_of(item)
+                weighted = cost * self.weight_of(item)
+                total += weighted
+                self.max_cost = max(self.max_cost, weighted)
                 self.cum.append(total)
             self.items.extend(new)
 
-    def fitting(self, start: int, tokens: int) -> int:
+    def calibrate(self, counter: TokenCounter, items: int = 256) -> float:
+        """``counter``'s tokens per estimated token on the first ``items`` items
+        (1.0 when ``counter`` is the estimator): a cheap first rescaling."""
+        if counter is self.estimator:
+            return 1.0
+        self.grow_to_cost(0)
+        k = min(items, len(self.items))
+        sample = "".join(self.text_of(i) * self.weight_of(i) for i in self.items[:k])
+        return max(counter.count(sample), 1) / max(self.cum[k], 1)
+
+    def fitting(self, start: int, tokens: float) -> int:
         """The largest ``n >= start`` whose items ``start..n`` cost at most ``tokens``
         more than the first ``start`` (``start`` itself if none fits)."""
         self.grow_to_cost(self.cum[start] + tokens)
         return max(start, bisect.bisect_right(self.cum, self.cum[start] + tokens) - 1)
 
-    def shedding(self, end: int, tokens: int) -> int:
+    def shedding(self, end: int, tokens: float) -> int:
         """The largest ``n < end`` such that dropping items ``n..end`` saves at
         least ``tokens`` (0 if none does)."""
         return max(0, min(end - 1, bisect.bisect_right(self.cum, self.cum[end] - tokens) - 1))
@@ -102,40 +118,52 @@ class Fitted:
     tokens: int
 
 
-def fit(target: int, filler: Filler, build: Callable[[int], str]) -> Fitted:
-    """Build the longest prompt ``build(n)`` that measures at most ``target``.
+def fit(target: int, filler: Filler, build: Callable[[int], str], counter: TokenCounter) -> Fitted:
+    """Build a prompt ``build(n)`` that ``counter`` measures at most ``target``
+    tokens and less than one filler item short of it.
 
     ``build(n)`` must return the prompt with the first ``n`` filler items; its
-    size must grow with ``n``. Postcondition: ``tokens <= target``, and adding
-    the next item would exceed ``target`` by the items' estimated costs.
+    size must grow with ``n``. Postcondition: ``tokens <= target`` (always)
+    and, unless the fit gave up after :data:`MAX_FIT_ROUNDS` measurements,
+    ``target - tokens`` is less than the largest item's (rescaled) estimate.
     Raises :class:`ContextTooSmall` when even ``build(0)`` is too long.
     """
-    counter = filler.counter
     frame = counter.count(build(0))
     if frame > target:
         raise ContextTooSmall(
             f"context_tokens={target} is too small: the instructions, question and inserted facts "
             f"alone measure {frame} tokens ({counter.name})"
         )
-    n = filler.fitting(0, target - frame)
+    ratio = filler.calibrate(counter)  # measured filler tokens per estimated token
+    n = filler.fitting(0, (target - frame) / ratio)
+    best: Fitted | None = None
     for _ in range(MAX_FIT_ROUNDS):
         text = build(n)
         tokens = counter.count(text)
-        if tokens > target:
-            n = filler.shedding(n, tokens - target)
-            continue
-        grown = filler.fitting(n, target - tokens)
-        if grown == n:
-            return Fitted(n, text, tokens)
-        n = grown
-    # The estimate keeps overshooting (a tokenizer far from additive): shrink only.
-    text = build(n)
-    tokens = counter.count(text)
-    while tokens > target and n > 0:
-        n = filler.shedding(n, tokens - target)
+        if filler.cum[n] > 0 and tokens > frame:
+            ratio = (tokens - frame) / filler.cum[n]
+        if tokens <= target:
+            if best is None or tokens > best.tokens:
+                best = Fitted(n, text, tokens)
+            if target - tokens < filler.max_cost * ratio:
+                return best
+        # Re-aim at the middle of the window of acceptable sizes.
+        goal = (target - frame - filler.max_cost * ratio / 2) / ratio
+        aimed = filler.fitting(0, max(0.0, goal))
+        if aimed == n:
+            aimed = n - 1 if tokens > target else n + 1
+        if best is not None and aimed == best.n:
+            return best
+        n = max(0, aimed)
+    if best is not None:
+        return best
+    # Every measurement overshot (a tokenizer far from additive): shrink until it fits.
+    while True:
+        n = filler.shedding(n, (tokens - target) / ratio)
         text = build(n)
         tokens = counter.count(text)
-    return Fitted(n, text, tokens)
+        if tokens <= target or n == 0:
+            return Fitted(n, text, tokens)
 
 
 def interleave(

@@ -81,12 +81,12 @@ def haystack(
 ) -> Haystack:
     """Fit ``frame(body)`` to ``target`` tokens, where ``body`` is prose drawn
     from ``seed`` with each insert at its token depth (0 = start, 1 = end)."""
-    filler = Filler(paragraph_units(random.Random(seed)), counter)
+    filler = Filler(paragraph_units(random.Random(seed)))
 
     def build(n: int) -> str:
         return frame(place_inserts(filler.items[:n], inserts, filler.positions(n, depths)))
 
-    fitted = fit(target, filler, build)
+    fitted = fit(target, filler, build, counter)
     positions = filler.positions(fitted.n, depths)
     return Haystack(
         fitted.text, fitted.tokens, positions,
@@ -374,8 +374,7 @@ class WordFrequency(LongContextEnv):
             )
 
         def build() -> Draft:
-            filler = Filler(others(), self.counter, text_of=lambda item: "\n" + item[0],
-                            weight_of=lambda item: item[1])
+            filler = Filler(others(), text_of=lambda item: "\n" + item[0], weight_of=lambda item: item[1])
 
             def body(n: int) -> str:
                 entries = [w for w in top for _ in range(self.top_frequency)]
@@ -383,7 +382,7 @@ class WordFrequency(LongContextEnv):
                 random.Random(f"{seed}|{n}").shuffle(entries)
                 return frame("\n".join(entries))
 
-            fitted = fit(self.context_tokens, filler, body)
+            fitted = fit(self.context_tokens, filler, body, self.counter)
             words = top + [w for w, _ in filler.items[: fitted.n]]
             meta = self._meta(
                 fitted, question=question, top_frequency=self.top_frequency,

@@ -139,12 +139,12 @@ class DocNavigator(ToolEnv):
         question = f"What is the special magic number for {chain[0]}?"
 
         def build() -> Draft:
-            filler = Filler(paragraph_units(random.Random(seed)), self.counter)
+            filler = Filler(paragraph_units(random.Random(seed)))
 
             def document(n: int) -> list[str]:
                 return interleave(filler.items[:n], facts, filler.positions(n, depths))
 
-            fitted = fit(self.context_tokens, filler, lambda n: "".join(document(n)).lstrip())
+            fitted = fit(self.context_tokens, filler, lambda n: "".join(document(n)).lstrip(), self.counter)
             pages = paginate(document(fitted.n), max(1, round(fitted.tokens / self.page_tokens)))
             where = {f: i + 1 for i, page in enumerate(pages) for f in facts if f in page}
             prompt = (

@@ -89,6 +89,8 @@ class ApproxCounter:
 
     #: Pieces priced so far are remembered, up to this many.
     CACHE_SIZE = 200_000
+    #: Characters counted at a time.
+    CHUNK = 1 << 16
 
     def __init__(self, lexicon: Iterable[str] | None = None):
         self.lexicon = frozenset(lexicon) if lexicon is not None else (
@@ -114,13 +116,21 @@ class ApproxCounter:
         """Estimated tokens of ``text``."""
         cache = self._cache
         total = 0
-        for piece in self._PIECES.findall(text):
-            c = cache.get(piece)
-            if c is None:
-                if len(cache) >= self.CACHE_SIZE:
-                    cache.clear()
-                c = cache[piece] = self.cost(piece)
-            total += c
+        # Chunks cut at a space (where counting is additive) keep the list of
+        # pieces small: memory stays flat however long the text.
+        start, n = 0, len(text)
+        while start < n:
+            end = n if n - start <= self.CHUNK else text.rfind(" ", start + 1, start + self.CHUNK)
+            if end <= start:
+                end = min(n, start + self.CHUNK)
+            for piece in self._PIECES.findall(text, start, end):
+                c = cache.get(piece)
+                if c is None:
+                    if len(cache) >= self.CACHE_SIZE:
+                        cache.clear()
+                    c = cache[piece] = self.cost(piece)
+                total += c
+            start = end
         return total
 
     def count_each(self, texts: Sequence[str]) -> list[int]:
@@ -129,20 +139,30 @@ class ApproxCounter:
 
 
 class HFCounter:
-    """Exact counts from a Hugging Face tokenizer (``add_special_tokens=False``)."""
+    """Exact counts from a Hugging Face tokenizer (``add_special_tokens=False``).
+
+    A fast tokenizer is driven through its Rust backend and only the lengths
+    come back to Python (no list of ids is built); any other tokenizer is
+    called as ``tokenizer(text, add_special_tokens=False)``.
+    """
 
     def __init__(self, tokenizer: Any, name: str | None = None):
         self.tokenizer = tokenizer
         self.name = name or getattr(tokenizer, "name_or_path", None) or type(tokenizer).__name__
+        self._backend = getattr(tokenizer, "backend_tokenizer", None)
 
     def count(self, text: str) -> int:
         """Tokens of ``text``."""
+        if self._backend is not None:
+            return len(self._backend.encode(text, add_special_tokens=False))
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def count_each(self, texts: Sequence[str]) -> list[int]:
-        """Tokens of each text, encoded as one batch (parallel in fast tokenizers)."""
+        """Tokens of each text, encoded as one batch (in parallel by fast tokenizers)."""
         if not texts:
             return []
+        if self._backend is not None:
+            return [len(e) for e in self._backend.encode_batch(list(texts), add_special_tokens=False)]
         return [len(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
 
