@@ -18,6 +18,12 @@ import resource
 import signal
 import sys
 
+_WARM_UP = [
+    ("x^2 - 1", "(x - 1)(x + 1)"),
+    ("\\begin{pmatrix}1 & 2\\\\3 & 4\\end{pmatrix}", "[1, 2)"),
+    ("\\{1, 2\\}", "x = 1 \\text{ or } x = 2"),
+]
+
 
 def _emit(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
@@ -34,7 +40,9 @@ def _limit_memory() -> None:
 
 def _die_with_parent() -> None:
     # A hung comparison must not outlive a parent killed with SIGKILL (the
-    # parent's stdin closing is only noticed between requests).
+    # parent's stdin closing is only noticed between requests). The parent
+    # starts workers from a thread that lives as long as it does: the signal
+    # is sent when that *thread* exits.
     parent = os.getppid()
     try:
         import ctypes
@@ -52,13 +60,19 @@ def main() -> None:
         _die_with_parent()
         _limit_memory()
         from math_verify import parse, verify
+
+        def parse_boxed(answer: str) -> list:
+            return parse("\\boxed{" + answer + "}", parsing_timeout=None)
+
+        # The first comparisons pay for sympy's and the LaTeX parser's lazy
+        # set-up (about a second): pay it here, under the startup time limit,
+        # not under the first request's.
+        for gold, pred in _WARM_UP:
+            verify(parse_boxed(gold), parse_boxed(pred), timeout_seconds=None)
     except Exception as e:
         _emit({"ready": False, "error": f"{type(e).__name__}: {e}"})
         return
     _emit({"ready": True})
-
-    def parse_boxed(answer: str) -> list:
-        return parse("\\boxed{" + answer + "}", parsing_timeout=None)
 
     for line in sys.stdin:
         try:

@@ -16,8 +16,10 @@ value, is hedging and earns 0; gold that math-verify cannot parse sets
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import json
 import os
+import queue
 import select
 import subprocess
 import sys
@@ -54,16 +56,49 @@ class VerifierUnavailable(RuntimeError):
     """math-verify cannot be started (not installed, or the worker does not come up)."""
 
 
+class _Spawner:
+    """Starts worker processes from one thread that lives as long as the
+    process: a worker asks to be killed when its parent dies
+    (PR_SET_PDEATHSIG), and Linux sends that signal when the *thread* that
+    started it exits, so workers must not be started by short-lived threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+
+    def popen(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen:
+        with self._lock:
+            if self._pid != os.getpid():  # first use, or forked: threads do not survive fork
+                self._pid, self._requests = os.getpid(), queue.SimpleQueue()
+                threading.Thread(target=self._serve, args=(self._requests,), daemon=True,
+                                 name="gym-llm-math-spawner").start()
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._requests.put((argv, env, future))
+        return future.result()
+
+    @staticmethod
+    def _serve(requests: queue.SimpleQueue) -> None:
+        while True:
+            argv, env, future = requests.get()
+            try:
+                future.set_result(subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                ))
+            except BaseException as e:
+                future.set_exception(e)
+
+
+_spawner = _Spawner()
+
+
 class _Worker:
     """One math-verify process speaking JSON lines."""
 
     def __init__(self, memory_mb: int, startup_timeout_s: float):
         env = dict(os.environ, GYM_LLM_MATH_WORKER_MEMORY_MB=str(memory_mb), OMP_NUM_THREADS="1")
         # -P: the worker's folder (this package) must not shadow other modules.
-        self.proc = subprocess.Popen(
-            [sys.executable, "-P", str(_WORKER)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-        )
+        self.proc = _spawner.popen([sys.executable, "-P", str(_WORKER)], env)
         self._buf = b""
         try:
             ready = self._read(time.monotonic() + startup_timeout_s)
