@@ -418,6 +418,13 @@ class Sandbox:
         lang = self._language(language)
         exe = resolve(lang.name)
         limits = limits or self.limits
+        if lang.run_stdin is not None:
+            assert lang.frame_program
+            return await self._execute(
+                lang.run_stdin(exe), limits=limits, ro_mounts=lang.mounts(exe),
+                stdin=lang.frame_program(code, args) + _to_bytes(stdin), files=files,
+                output_files=output_files, env={**lang.env, **(env or {})},
+                session_dir=session_dir, lang=lang)
         if lang.compile_argv is None:
             assert lang.run_inline and lang.run_file
             src_files: dict[str, str | bytes] = {}

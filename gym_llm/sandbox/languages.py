@@ -15,9 +15,10 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gym_llm.sandbox import _pyboot
 from gym_llm.sandbox._nsjail import python_executable
 from gym_llm.sandbox._types import Limits, SandboxError
 
@@ -31,7 +32,9 @@ class Language:
     """One row of the language table.
 
     ``run_inline(exe, code)`` / ``run_file(exe, path)`` build the argv that runs the
-    source; for compiled languages ``compile_argv(exe, out)`` reads the source on
+    source. A language with ``run_stdin(exe)`` instead starts an interpreter that reads
+    the program from stdin, framed by ``frame_program(code, args)`` ahead of the
+    user's stdin (so the interpreter can be started before the program is known); for compiled languages ``compile_argv(exe, out)`` reads the source on
     stdin and writes the binary to ``out``, under ``compile_limits`` (merged over the
     caller's limits). ``use_rlimit_as=False`` for runtimes that reserve huge address
     space (V8): memory is then limited by the cgroup only.
@@ -43,6 +46,8 @@ class Language:
     source_name: str
     run_inline: Callable[[str, str], list[str]] | None = None
     run_file: Callable[[str, str], list[str]] | None = None
+    run_stdin: Callable[[str], list[str]] | None = None
+    frame_program: Callable[[str, Sequence[str]], bytes] | None = None
     compile_argv: Callable[[str, str], list[str]] | None = None
     compile_limits: dict[str, float | int] = field(default_factory=dict)
     use_rlimit_as: bool = True
@@ -121,9 +126,9 @@ _COMPILE_LIMITS: dict[str, float | int] = {
 LANGUAGES: dict[str, Language] = {
     "python": Language(
         name="python", find=_find_python, mounts=_python_mounts, source_name="main.py",
-        # -s: no user site (a work dir could plant one); -B: no .pyc litter.
-        run_inline=lambda exe, code: [exe, "-s", "-B", "-c", code],
-        run_file=lambda exe, path: [exe, "-s", "-B", path],
+        # python -S with a bootstrap that adds exit/quit/help and reads the program
+        # from stdin (see _pyboot): no `site` start-up cost, pre-spawnable.
+        run_stdin=_pyboot.argv, frame_program=_pyboot.frame,
         env={"PYTHONIOENCODING": "utf-8", "PYTHONPATH": "/work"},
         oom_markers=("MemoryError", "Cannot allocate memory"),
     ),

@@ -93,9 +93,48 @@ def test_c_program_segfault_reports_signal(sb):
 def test_program_args_and_big_source(sb):
     r = sb.run_code("python", "import sys; print(sys.argv[1:])", args=["a", "b c"])
     assert r.stdout == "['a', 'b c']\n"
-    big = "x = 1\n" * 20_000 + "print('big', x)"  # > 64 KiB: goes through a file
+    big = "x = 1\n" * 100_000 + "print('big', x)"  # > 128 KiB: more than one argv string
     r = sb.run_code("python", big)
     assert r.stdout == "big 1\n", r.stderr
+
+
+# The jailed Python runs with -S and a bootstrap (gym_llm.sandbox._pyboot) that adds
+# exit/quit and reads the program from stdin: it must behave exactly like `python3 -c`.
+PLAIN_PYTHON = [
+    "exit()", "quit()", "exit(4)", "quit('bye')", "import sys; sys.exit(3)",
+    "raise SystemExit(300)", "print(exit, quit, sep='|')",
+    "def f():\n    return 1 / 0\nprint('before')\nf()",  # traceback, exit 1
+    "x = (",  # syntax error: no traceback header, exit 1
+    "import sys\nif __name__ == '__main__':\n    print(sys.argv, sys.path[0] == '')",
+    "print(sorted(dir()))",  # the same globals as `python -c`: nothing of the bootstrap
+    "print(input()); print(input())",
+    "import sys\nsys.excepthook = lambda *a: print('hook', a[0].__name__)\nraise KeyError(1)",
+]
+
+
+@pytest.mark.parametrize("code", PLAIN_PYTHON)
+def test_python_behaves_like_plain_python_c(sb, code):
+    import subprocess
+
+    from gym_llm.sandbox._nsjail import python_executable
+
+    bare = subprocess.run([python_executable(), "-c", code, "arg1"], input="l1\nl2\n",
+                          capture_output=True, text=True, env={}, timeout=30)
+    r = sb.run_code("python", code, args=["arg1"], stdin="l1\nl2\n")
+    assert (r.exit_code, r.stdout, r.stderr) == (bare.returncode, bare.stdout, bare.stderr)
+
+
+def test_python_exit_paths_give_the_right_status(sb):
+    assert sb.run_code("python", "exit()").exit_code == 0
+    assert sb.run_code("python", "quit(7)").exit_code == 7
+    r = sb.run_code("python", "import sys; sys.exit(3)")
+    assert r.exit_code == 3 and r.stderr == ""
+    r = sb.run_code("python", "def g():\n    raise ValueError('boom')\ng()")
+    assert r.exit_code == 1 and r.stderr.startswith("Traceback (most recent call last):")
+    assert 'File "<string>", line 3, in <module>' in r.stderr and "_gym_llm_boot" not in r.stderr
+    assert r.stderr.endswith("ValueError: boom\n")
+    r = sb.run_code("python", "help(len)")  # site's help() exists too (pydoc, lazily)
+    assert r.ok and "len(obj, /)" in r.stdout, r.stderr
 
 
 def test_run_argv_with_files_in_and_out(sb):
