@@ -1,0 +1,50 @@
+"""Host-side comparison of program outputs with expected outputs.
+
+Only the host ever sees expected outputs; these functions compare them with
+what came back from the sandbox, as plain data.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = ["tokens_match", "first_difference"]
+
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _token_equal(expected: str, got: str, rel_tol: float, abs_tol: float) -> bool:
+    if expected == got:
+        return True
+    if _INT.fullmatch(expected) and _INT.fullmatch(got):
+        # Integers compare exactly: a float tolerance would accept 10**18 + 1.
+        return int(expected) == int(got)
+    if _FLOAT.fullmatch(expected) and _FLOAT.fullmatch(got):
+        e, g = float(expected), float(got)
+        return math.isfinite(e) and math.isfinite(g) and math.isclose(e, g, rel_tol=rel_tol, abs_tol=abs_tol)
+    return False
+
+
+def first_difference(expected: str, got: str, rel_tol: float = 1e-6, abs_tol: float = 1e-6) -> str | None:
+    """Compare whitespace-separated tokens; ``None`` when they match, else a
+    short description of the first mismatch.
+
+    Tokens that are both integers must be equal as integers; when either is a
+    decimal number, they must agree within ``rel_tol``/``abs_tol``; anything
+    else must match exactly. Line breaks and runs of spaces do not matter.
+    """
+    e, g = expected.split(), got.split()
+    for i, (a, b) in enumerate(zip(e, g)):
+        if not _token_equal(a, b, rel_tol, abs_tol):
+            return f"token {i + 1}: expected {a[:40]!r}, got {b[:40]!r}"
+    if len(e) != len(g):
+        return f"expected {len(e)} tokens, got {len(g)}"
+    return None
+
+
+def tokens_match(expected: str, got: str, rel_tol: float = 1e-6, abs_tol: float = 1e-6) -> bool:
+    """True when ``got`` matches ``expected`` token by token (see
+    :func:`first_difference`)."""
+    return first_difference(expected, got, rel_tol, abs_tol) is None
