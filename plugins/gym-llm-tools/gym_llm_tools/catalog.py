@@ -17,8 +17,8 @@ for pairs that must differ or be ordered (currencies, hotel dates).
 
 from __future__ import annotations
 
-import copy
 import datetime
+import json
 import random
 import string
 from collections.abc import Callable, Mapping, Sequence
@@ -704,9 +704,10 @@ CASES: tuple[Case, ...] = (
 )
 
 CASE_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
-_SCHEMAS = {c.name: function_schema(c.fn, defaults=True) for c in CASES}
+# Kept as JSON text: json.loads makes a fresh copy several times faster than deepcopy.
+_SCHEMAS = {c.name: json.dumps(function_schema(c.fn, defaults=True)) for c in CASES}
 
 
 def schema_of(name: str) -> dict[str, Any]:
     """The OpenAI schema (with defaults) of the catalog tool ``name`` (a fresh copy)."""
-    return copy.deepcopy(_SCHEMAS[name])
+    return json.loads(_SCHEMAS[name])

@@ -12,8 +12,8 @@ rounding) and shown to the model in dollars.
 
 from __future__ import annotations
 
-import copy
 import functools
+import json
 from typing import Any, Literal
 
 from gym_llm.tasks import content_hash
@@ -60,7 +60,7 @@ class OrdersWorld:
                   "modify_address", "return_items", "transfer_to_human")
 
     def __init__(self, db: dict[str, Any]):
-        self.db = copy.deepcopy(db)
+        self.db = _copy(db)
         self.customer: str | None = None
         self.violations: list[str] = []
 
@@ -70,8 +70,8 @@ class OrdersWorld:
 
     def tools(self) -> list[Tool]:
         """The tools, bound to this world."""
-        return [Tool(s["name"], s["description"], copy.deepcopy(s["parameters"]), getattr(self, s["name"]))
-                for s in _schemas()]
+        return [Tool(s["name"], s["description"], s["parameters"], getattr(self, s["name"]))
+                for s in json.loads(_schemas())]
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """Run tool ``name`` directly (replaying gold actions)."""
@@ -121,7 +121,7 @@ class OrdersWorld:
         """
         if user_id not in self.db["users"]:
             raise LookupError(f"no user {user_id!r}")
-        return {"user_id": user_id, **copy.deepcopy(self.db["users"][user_id])}
+        return {"user_id": user_id, **_copy(self.db["users"][user_id])}
 
     def list_orders(self, user_id: str) -> list[dict[str, Any]]:
         """A customer's orders, each with its status and product names.
@@ -224,7 +224,13 @@ class OrdersWorld:
         return "Transferred: a human agent will contact the customer."
 
 
+def _copy(data: Any) -> Any:
+    """A deep copy of JSON data (several times faster than copy.deepcopy)."""
+    return json.loads(json.dumps(data))
+
+
 @functools.cache
-def _schemas() -> tuple[dict[str, Any], ...]:
+def _schemas() -> str:
+    """The tools' OpenAI function objects, as JSON text (fresh copies are one json.loads away)."""
     world = OrdersWorld(empty_db())
-    return tuple(function_schema(getattr(world, n))["function"] for n in OrdersWorld.TOOL_NAMES)
+    return json.dumps([function_schema(getattr(world, n))["function"] for n in OrdersWorld.TOOL_NAMES])
