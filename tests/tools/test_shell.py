@@ -164,3 +164,19 @@ def test_astep_runs_commands_concurrently_without_blocking_the_loop():
     assert elapsed < 1.7 and ticks >= 10  # 2 x 1 s ran side by side while the loop kept ticking
     for env in envs:
         env.close()
+
+
+@needs_jail
+def test_a_work_dir_past_its_quota_stops_the_episode():
+    from gym_llm_tools.shell import WORKDIR_MAX_ENTRIES, WORKDIR_QUOTA_MB
+
+    env = gym_llm.make(ENV_ID, difficulty=0.0, max_turns=4)
+    for flood in [f"for i in $(seq {WORKDIR_QUOTA_MB // 4 + 2}); do head -c 4M /dev/zero > f$i; done",
+                  f"mkdir d && cd d && seq {WORKDIR_MAX_ENTRIES + 10} | xargs touch"]:
+        env.reset(options={"task_index": 0})
+        obs, *_ = env.step(bash(flood))
+        assert "exceeded its quota" in obs[0]["content"]
+        obs, *_ = env.step(bash("rm -rf f* d"))
+        assert obs[0]["content"].startswith("Error: RuntimeError: no more commands")
+        _, r, term, _, info = env.step("Done.")
+        assert term and r == 0.0 and "quota" in info["reason"] and "reward_error" not in info

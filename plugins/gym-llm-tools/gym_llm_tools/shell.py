@@ -22,6 +22,7 @@ from a generator seeded by it, so one prompt is one task.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import random
@@ -46,6 +47,11 @@ SYSTEM_PROMPT = (
 
 #: Characters of a command's stdout and of its stderr shown back to the model.
 MAX_SHOWN_CHARS = 4000
+#: The work dir of an episode may hold at most this many MB and entries. The
+#: jail's memory cgroup bounds what one command writes, but the session dir
+#: outlives commands; past the quota the episode's commands stop and it scores 0.
+WORKDIR_QUOTA_MB = 64
+WORKDIR_MAX_ENTRIES = 10_000
 
 
 #: The sandbox of the ``bash`` tool: per command 10 s wall, 5 s CPU, 256 MB, 32
@@ -409,14 +415,20 @@ def format_result(r: ExecResult) -> str:
 
 # --------------------------------------------------------------------- env
 class BashTool:
-    """The ``bash`` tool of one episode, bound to its sandbox session. With no
-    session (the sandbox failed to start) every call raises
-    :class:`~gym_llm.sandbox.SandboxError`; ``error`` keeps the first
-    sandbox failure, which makes the episode's reward a ``reward_error``."""
+    """The ``bash`` tool of one episode, bound to its sandbox session.
+
+    With no session (the sandbox failed to start) every call raises
+    :class:`~gym_llm.sandbox.SandboxError`; ``error`` keeps the first sandbox
+    failure, which makes the episode's reward a ``reward_error``. When the work
+    dir grows past :data:`WORKDIR_QUOTA_MB` or :data:`WORKDIR_MAX_ENTRIES`,
+    ``over_quota`` says so and no further command runs (the model's doing, not
+    an environment failure).
+    """
 
     def __init__(self, session: Any = None, error: str | None = None):
         self.session = session
         self.error = error
+        self.over_quota: str | None = None
 
     async def bash(self, command: str) -> str:
         """Run a bash command in the work directory /work and return its exit code, stdout and stderr.
@@ -426,12 +438,37 @@ class BashTool:
         """
         if self.session is None:
             raise SandboxError(self.error or "no sandbox session")
+        if self.over_quota:
+            raise RuntimeError(f"no more commands: {self.over_quota}")
         try:
             result = await self.session.arun_code("bash", command)
         except SandboxError as e:
             self.error = self.error or f"SandboxError: {e}"
             raise
+        size, entries = await asyncio.to_thread(_usage, self.session.path, WORKDIR_MAX_ENTRIES)
+        if size > WORKDIR_QUOTA_MB << 20 or entries > WORKDIR_MAX_ENTRIES:
+            self.over_quota = (f"the work directory exceeded its quota of {WORKDIR_QUOTA_MB} MB "
+                               f"and {WORKDIR_MAX_ENTRIES} entries")
+            return format_result(result) + f"\n({self.over_quota}; no more commands will run)"
         return format_result(result)
+
+
+def _usage(root: str, max_entries: int) -> tuple[int, int]:
+    """(bytes allocated, entries) under ``root``; stops counting past ``max_entries``."""
+    size = entries = 0
+    stack = [root]
+    while stack and entries <= max_entries:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    entries += 1
+                    st = entry.stat(follow_symlinks=False)
+                    size += st.st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:  # made unreadable from inside (chmod 000) and we are not root: skip it
+            continue
+    return size, entries
 
 
 @functools.cache
@@ -492,6 +529,8 @@ class ShellEnv(ToolEnv):
             if self.shell.error or self.shell.session is None:
                 error = self.shell.error or "no sandbox session"
                 return RewardResult(0.0, {"state": 0.0}, {"reward_error": f"sandbox failed: {error}"})
+            if self.shell.over_quota:
+                return RewardResult(0.0, {"state": 0.0}, {"reason": self.shell.over_quota})
             return verify_shell_state(self.task.metadata["target"], self.shell.session.snapshot())
         finally:
             self._close_session()  # the work dir dies with the episode
