@@ -180,3 +180,11 @@ def test_a_work_dir_past_its_quota_stops_the_episode():
         assert obs[0]["content"].startswith("Error: RuntimeError: no more commands")
         _, r, term, _, info = env.step("Done.")
         assert term and r == 0.0 and "quota" in info["reason"] and "reward_error" not in info
+
+
+@needs_jail
+def test_doctor_row_runs_a_real_command():
+    from gym_llm_tools.plugin import gym_llm_doctor
+
+    (row,) = gym_llm_doctor()
+    assert row["name"] == "tools: bash sandbox (tool/Shell-v0)" and row["ok"], row

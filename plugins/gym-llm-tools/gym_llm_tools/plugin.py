@@ -36,3 +36,23 @@ def gym_llm_register(registry: Any) -> None:
         difficulty=0.5,
         max_turns=10,
     )
+
+
+@gym_llm.hookimpl
+def gym_llm_doctor() -> list[dict[str, Any]]:
+    """One real tool/Shell-v0 episode step: a bash command (with awk) in a sandbox session."""
+    env = gym_llm.make("tool/Shell-v0", difficulty=0.0)
+    try:
+        env.reset(seed=0)
+        call = '<tool_call>{"name": "bash", "arguments": {"command": "echo 1 1 | awk \'{print $1 + $2}\'"}}</tool_call>'
+        obs, *_ = env.step(call)
+        output = obs[0]["content"] if obs else ""
+    finally:
+        env.close()
+    ok = output == "exit code: 0\nstdout:\n2\n"
+    return [{
+        "name": "tools: bash sandbox (tool/Shell-v0)",
+        "ok": ok,
+        "detail": "bash and awk run in a sandbox session" if ok else output[:300],
+        "fix": "" if ok else "see the sandbox rows above and docs/sandbox.md",
+    }]
