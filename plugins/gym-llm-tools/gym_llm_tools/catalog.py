@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from gym_llm.tools import function_schema
 
-__all__ = ["Case", "CASES", "CASE_BY_NAME", "schema_of"]
+__all__ = ["Case", "CASES", "schema_of"]
 
 Pool = Sequence[str] | Mapping[Any, str] | Callable[[random.Random], Any]
 Temp = Literal["celsius", "fahrenheit"]
@@ -703,7 +703,6 @@ CASES: tuple[Case, ...] = (
          {("start_date", "end_date"): _date_range, "message": OOO_MESSAGES}),
 )
 
-CASE_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 # Kept as JSON text: json.loads makes a fresh copy several times faster than deepcopy.
 _SCHEMAS = {c.name: json.dumps(function_schema(c.fn, defaults=True)) for c in CASES}
 

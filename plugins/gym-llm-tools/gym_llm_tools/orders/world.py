@@ -19,9 +19,8 @@ from typing import Any, Literal
 from gym_llm.tasks import content_hash
 from gym_llm.tools import Tool, function_schema
 
-__all__ = ["OrdersWorld", "POLICY", "STATUSES", "CANCEL_REASONS", "empty_db", "money"]
+__all__ = ["OrdersWorld", "POLICY", "CANCEL_REASONS", "empty_db", "money"]
 
-STATUSES = ("pending", "processed", "shipped", "delivered", "cancelled", "return requested")
 CancelReason = Literal["no longer needed", "ordered by mistake"]
 CANCEL_REASONS: tuple[str, ...] = CancelReason.__args__
 
@@ -53,7 +52,8 @@ class OrdersWorld:
     ``db``: ``{"users": {user_id: {name, email, address, orders}},
     "orders": {order_id: {user_id, status, items: [{item_id, product,
     price_cents, returned}], address, tracking_number, cancel_reason,
-    refund_cents}}, "transfers": int}``.
+    refund_cents}}, "transfers": int}``; an order's status is pending,
+    processed, shipped, delivered, cancelled or (after a return) return requested.
     """
 
     TOOL_NAMES = ("find_user", "get_user", "list_orders", "get_order", "cancel_order",
