@@ -58,7 +58,11 @@ _COMMON = """a about above after again all also among an and answer answers any 
     these they this those three through to tool tools two use used using value values
     variable variables was we were what when where which while who why will with within word
     words works would you your located lives city person times occur occurs common
-    frequent appear appears call calls result results turn turns budget note"""
+    frequent appear appears call calls result results turn turns budget note var hidden
+    afterwards mentioned several separated graded cancels right wrong guess follow chains
+    assignments directly line often below stored cannot organization organizations cities facts
+    institute guild company society foundry observatory library workshop mentor trained position
+    offices based home house worked years many took"""
 #: Frequent English words that a modern tokenizer (32k+ vocabulary) keeps
 #: whole; the instructions of every environment are written with them.
 COMMON_WORDS: frozenset[str] = frozenset(_COMMON.split())
