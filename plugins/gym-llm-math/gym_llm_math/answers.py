@@ -7,6 +7,7 @@ paths judge the same strings.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -131,6 +132,13 @@ def plain_number(text: str) -> PlainNumber | None:
     """
     if not isinstance(text, str) or len(text) > 4 * MAX_DIGITS:
         return None
+    if len(text) > 100:  # too long to be worth keeping
+        return _plain_number.__wrapped__(text)
+    return _plain_number(text)
+
+
+@functools.lru_cache(maxsize=8192)  # golds repeat (GRPO groups), so do short answers
+def _plain_number(text: str) -> PlainNumber | None:
     m = _NUMBER_RE.match(unwrap(text))
     if m is None:
         return None

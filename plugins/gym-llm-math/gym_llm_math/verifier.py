@@ -274,15 +274,14 @@ class Verifier:
         boxes = extract_boxed(response_text(response))
         if not boxes:
             return _result(0.0, 0.0, reason="no \\boxed{} answer")
-        answer = boxes[-1]
-        distinct = list(dict.fromkeys(_box_key(b) for b in reversed(boxes)))
-        info: dict[str, Any] = {"answer": answer[:200]}
+        info: dict[str, Any] = {"answer": boxes[-1][:200]}
+        distinct: dict[str, str] = {}  # one box per different answer, the last box first
+        for box in reversed(boxes):
+            distinct.setdefault(_box_key(box), box)
         if len(distinct) > self.max_boxes:
             return _result(1.0, 0.0, reason=f"hedged: {len(distinct)} different boxed answers", **info)
         single = is_single_value(gold_text)
-        boxes_by_key = {_box_key(b): b for b in boxes}
-        for k, key in enumerate(distinct):
-            box = boxes_by_key[key]
+        for k, box in enumerate(distinct.values()):
             verdict = self.judge(gold_text, box)
             info["verifier"] = verdict.path
             if verdict.error:
