@@ -58,7 +58,7 @@ from .tasks import check_split
 
 __all__ = [
     "pass_at_k", "EvalEnv", "env_set", "resolve_checkpoint", "SampleStore", "aggregate",
-    "contamination_warnings", "evaluate", "write_report", "plot_results", "main",
+    "contamination_warnings", "evaluate", "write_report", "plot_results", "main", "slug",
     "ContaminationError",
 ]
 
@@ -313,20 +313,20 @@ def _training_footprint(run_dir: Path) -> tuple[dict[str, list[str]], set[tuple[
 
 
 def contamination_warnings(
-    run_dir: str | os.PathLike, envs: Sequence[EvalEnv], split: str,
-    task_ids: Mapping[EvalEnv, Sequence[str]],
+    run_dir: str | os.PathLike, evaluated: Sequence[tuple[EvalEnv, Sequence[str]]], split: str,
 ) -> list[str]:
-    """Warnings for evaluating ``envs`` on ``split`` after training run
-    ``run_dir``: environments whose train split the run sampled (when
-    ``split`` is ``train``), and evaluated task ids that appear in the run's
-    trajectories (any split: a leak between splits)."""
+    """Warnings for evaluating ``evaluated`` (each env with the task ids to be
+    evaluated) on ``split`` after training run ``run_dir``: environments whose
+    train split the run sampled (when ``split`` is ``train``), and evaluated
+    task ids that appear in the run's trajectories (any split: a leak between
+    splits)."""
     trained_envs, trained_tasks = _training_footprint(Path(run_dir))
     out = []
     if split == "train":
-        for env_id in sorted({e.id for e in envs} & set(trained_envs)):
+        for env_id in sorted({e.id for e, _ in evaluated} & set(trained_envs)):
             out.append(f"{env_id}: training run {run_dir} trained on its train split; "
                        f"these scores measure memorisation, not generalisation")
-    for env, ids in task_ids.items():
+    for env, ids in evaluated:
         leaked = sorted({i for i in ids if (env.id, i) in trained_tasks})
         if leaked:
             out.append(f"{env.key}: {len(leaked)} evaluated task(s) appear in {run_dir}/trajectories "
@@ -435,11 +435,12 @@ def _check_resume(out_dir: Path, fp: dict[str, Any]) -> None:
     if not path.exists():
         return
     old = json.loads(path.read_text())
-    diffs = [name for name in _RESUME_KEYS if old.get(name) != fp[name]]
+    diffs = [f"{name}: {old.get(name)} before, {fp[name]} now" for name in _RESUME_KEYS
+             if old.get(name) != fp[name]]
     if diffs:
         raise ValueError(
-            f"{out_dir} holds an evaluation with different settings ({', '.join(diffs)}; see "
-            f"{path}): evaluate into a new directory, or pass resume=false to start this one over")
+            f"{out_dir} holds an evaluation with other settings ({'; '.join(diffs)}): evaluate into "
+            f"a new directory, or pass resume=false to start this one over")
 
 
 async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str,
@@ -607,7 +608,7 @@ def evaluate(
 
     warnings: list[str] = []
     if train_run is not None:
-        warnings = contamination_warnings(train_run, envs, split, {p.env: p.task_ids for p in plan})
+        warnings = contamination_warnings(train_run, [(p.env, p.task_ids) for p in plan], split)
         for w in warnings:
             log.warning("contamination: %s", w)
     write_json(out / CONFIG_FILE, {**fp, "envs": [asdict(e) for e in envs]})
@@ -895,6 +896,21 @@ def _print_summary(outcome: EvalOutcome, out_dir: Path) -> None:
     console.print(f"results, samples and report.md in {out_dir} ({outcome.wall_time_s:.1f} s)")
 
 
+def slug(text: str, limit: int = 200) -> str:
+    """``text`` (a Hydra override string) as one safe path component: path
+    separators and other odd characters become ``_``; cut at ``limit``."""
+    return re.sub(r"[^A-Za-z0-9._=,+@-]+", "_", str(text)).strip("_")[:limit]
+
+
+def _register_resolvers() -> None:
+    """``${gym_llm_slug:...}``, used by conf/eval.yaml's sweep subdirs (a
+    checkpoint path or env id in an override would otherwise nest folders)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("gym_llm_slug"):
+        OmegaConf.register_new_resolver("gym_llm_slug", slug)
+
+
 def main() -> None:
     """Console entry point ``gym-llm-eval`` (Hydra; config ``conf/eval.yaml``)."""
     import hydra
@@ -916,6 +932,10 @@ def main() -> None:
 
     app()
 
+
+# At import, not in main(): launcher workers (joblib) resolve the sweep subdir
+# after unpickling the job, which imports this module but never calls main().
+_register_resolvers()
 
 if __name__ == "__main__":
     main()
