@@ -5,12 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from gym_llm_longctx import prose
+from gym_llm_longctx.tokens import APPROX_MAX_ERROR, ApproxCounter, HFCounter, load_counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gym_llm
-from gym_llm_longctx import prose
-from gym_llm_longctx.tokens import APPROX_MAX_ERROR, ApproxCounter, HFCounter, load_counter
 
 ENVS = ["longctx/Needle-v0", "longctx/VariableTracking-v0", "longctx/WordFrequency-v0",
         "longctx/MultiHopQA-v0", "longctx/DocNavigator-v0"]
