@@ -92,6 +92,7 @@ class _Episode:
         self.traj = Trajectory(env_id=spec.env_id, task_id="", group_id=spec.group_id,
                                sample_index=spec.sample_index)
         self.generated_stop: str | None = None
+        self.policy_turns: list[dict[str, Any]] = []
 
 
 class _Runner:
@@ -145,6 +146,7 @@ class _Runner:
         except Exception as e:  # never lose the episode: mark it and move on
             t.error = f"{type(e).__name__}: {e}"
             self.vec.discard(slot, spec.env_id)
+        t.info["policy_turns"] = ep.policy_turns
         self.stats.episodes += 1
         self.stats.failed += t.error is not None
         self.stats.generated_tokens += t.num_generated_tokens if self.fmt else 0
@@ -216,8 +218,14 @@ class _Runner:
         """Record a generated turn; return the assistant message for the env."""
         t, fmt = ep.traj, self.fmt
         t.num_turns += 1
+        turn: dict[str, Any] = {"finish_reason": gen.finish_reason}
+        ep.policy_turns.append(turn)
         if fmt is None:
             message = dict(gen.message) if gen.message else {"role": "assistant", "content": gen.text}
+            if gen.token_ids:  # a server's own ids: kept for inspection, not token-exact across turns
+                turn["token_ids"] = list(gen.token_ids)
+            if gen.logprobs is not None:
+                turn["logprobs"] = list(gen.logprobs)
             t.messages.append(message)
             return message
         ids = list(gen.token_ids)

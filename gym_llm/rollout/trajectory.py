@@ -53,6 +53,12 @@ class Trajectory:
     ``reward_error`` is set when the environment failed to score (the
     environment's own ``info["reward_error"]``): the reward must not be
     trusted either. :attr:`ok` is true when neither is set.
+
+    ``info``: the last environment step's info (minus ``reward_components``)
+    plus ``policy_turns``, one dict per policy turn with its
+    ``finish_reason`` (``"stop"``/``"length"``) and, for message-level
+    policies whose server returned them, that turn's ``token_ids`` and
+    ``logprobs``.
     """
 
     env_id: str
