@@ -216,13 +216,10 @@ def is_multi_valued(text: str) -> bool:
     depth = 0
     i, n = 0, len(text)
     while i < n:
-        if text.startswith("\\begin{", i):
-            depth += 1
-            i += 7
-            continue
-        if text.startswith("\\end{", i):
-            depth -= 1
-            i += 5
+        if text.startswith("\\begin{", i) or text.startswith("\\end{", i):
+            depth += 1 if text[i + 1] == "b" else -1
+            close = text.find("}", i)  # skip the environment's name
+            i = close + 1 if close >= 0 else n
             continue
         c = text[i]
         if c == "\\" and i + 1 < n and text[i + 1] in "{}":
