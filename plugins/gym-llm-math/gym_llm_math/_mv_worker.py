@@ -25,9 +25,21 @@ _WARM_UP = [
 ]
 
 
+def _protocol_channel():
+    """Keep the real stdout for replies and send fd 1 to stderr, so that a
+    stray print() in a library cannot corrupt the protocol."""
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return channel
+
+
+_channel = sys.stdout
+
+
 def _emit(obj: dict) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    _channel.write(json.dumps(obj) + "\n")
+    _channel.flush()
 
 
 def _limit_memory() -> None:
@@ -55,6 +67,8 @@ def _die_with_parent() -> None:
 
 
 def main() -> None:
+    global _channel
+    _channel = _protocol_channel()
     logging.disable(logging.CRITICAL)  # math-verify warns on every timeout-less call
     try:
         _die_with_parent()

@@ -357,8 +357,9 @@ def default_verifier() -> Verifier:
 
 
 def _forget_default() -> None:
-    global _default, _default_lock
-    _default, _default_lock = None, threading.Lock()
+    # In a forked child: the parent's workers and locks are not ours.
+    global _default, _default_lock, _spawner
+    _default, _default_lock, _spawner = None, threading.Lock(), _Spawner()
 
 
 def _close_default() -> None:
