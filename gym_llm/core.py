@@ -145,7 +145,8 @@ class LLMEnv(gymnasium.Env[list, Any]):
         return task.messages(self.system_prompt)
 
     def on_reset(self, task: Task) -> dict[str, Any]:
-        """Set up per-episode state for ``task``; returns extra reset info."""
+        """Set up per-episode state for ``task`` (called first at reset, before
+        :meth:`initial_messages` and the tools are read); returns extra reset info."""
         return {}
 
     def respond(self, message: dict[str, Any]) -> Turn:
@@ -187,8 +188,8 @@ class LLMEnv(gymnasium.Env[list, Any]):
         self.task = self.task_set.get(self.split, index)
         self.turn = 0
         self.done = False
-        self.messages = self.initial_messages(self.task)
         extra = self.on_reset(self.task)
+        self.messages = self.initial_messages(self.task)
         info = {
             "task_id": self.task.id,
             "task_index": index,
