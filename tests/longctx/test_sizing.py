@@ -40,10 +40,13 @@ def test_every_env_hits_the_size_with_the_default_counter(env_id, size):
     assert task.metadata["context_tokens"] == size and task.metadata["tokenizer"] == "approx"
 
 
-@pytest.mark.parametrize("size", [1024, 8192, 131072])
-def test_a_trained_bpe_tokenizer_measures_the_prompt_exactly(bpe_dir, size):
+@pytest.mark.parametrize(("size", "env_ids"), [
+    (1024, ["longctx/Needle-v0", "longctx/WordFrequency-v0"]),
+    (131072, ["longctx/Needle-v0"]),
+])
+def test_a_trained_bpe_tokenizer_measures_the_prompt_exactly(bpe_dir, size, env_ids):
     counter = load_counter(str(bpe_dir))
-    for env_id in ("longctx/Needle-v0", "longctx/WordFrequency-v0"):
+    for env_id in env_ids:
         env = gym_llm.make(env_id, context_tokens=size, tokenizer=str(bpe_dir))
         task = env.unwrapped.task_set.get("train", 1)
         assert task.metadata["tokenizer"] == str(bpe_dir)
@@ -88,8 +91,8 @@ def _peak_bytes(size: int) -> tuple[int, int]:
 
 
 def test_memory_is_proportional_to_the_text():
-    small_peak, small_chars = _peak_bytes(16384)
-    big_peak, big_chars = _peak_bytes(131072)
+    small_peak, small_chars = _peak_bytes(8192)
+    big_peak, big_chars = _peak_bytes(65536)
     assert big_chars > 7 * small_chars
     assert big_peak < 12 * big_chars  # bytes per character of prompt, all working memory included
     assert big_peak / small_peak < 1.3 * big_chars / small_chars
