@@ -36,7 +36,7 @@ def first_difference(expected: str, got: str, rel_tol: float = 1e-6, abs_tol: fl
     else must match exactly. Line breaks and runs of spaces do not matter.
     """
     e, g = expected.split(), got.split()
-    for i, (a, b) in enumerate(zip(e, g)):
+    for i, (a, b) in enumerate(zip(e, g, strict=False)):
         if not _token_equal(a, b, rel_tol, abs_tol):
             return f"token {i + 1}: expected {a[:40]!r}, got {b[:40]!r}"
     if len(e) != len(g):

@@ -4,35 +4,35 @@ Reads ``job.json`` from its own directory, runs every test of the job and
 prints exactly one line, ``MARK`` followed by the JSON outcome. The host
 builds the job (:mod:`gym_llm_code.harness`) and reads that line.
 
-Trust model: the runner process itself never executes the program under
-test. It compiles it (which runs no code), then forks one child per test; the
-child runs the program with its stdin/stdout/stderr redirected and sends back
-what it produced. Whatever a child sends is only a *claimed output* for its own
-test: the expected outputs never enter the sandbox, and the host compares.
-A child that exits early, kills itself or hangs simply produces no output for
-its test. Jobs:
+Trust model: the runner process never executes the program under test. It
+compiles it (which runs no code), then forks child processes that run it with
+stdin/stdout/stderr redirected and send back what it produced. Whatever a
+child sends is only a *claimed output* for one test: expected outputs never
+enter the sandbox, and the host compares. A child that exits early, kills
+itself or hangs produces no output for the test it was on. Jobs:
 
-* ``call``: exec the program, call ``entry(*args)`` for each input, return the
-  result reduced to plain data (:mod:`plain`).
+* ``call``: exec the program once, call ``entry(*args)`` for each input, send
+  each result reduced to plain data (:mod:`plain`);
+* ``exprs``: exec the program then ``setup``, evaluate each expression;
 * ``stdio``: run the program (Python source, or an executable built by the
-  job's ``compile`` step) on each input text, return stdout and the exit status.
-* ``exprs``: exec the program then ``setup``, evaluate each expression, return
-  its plain value.
+  job's ``compile`` step) once per input text; send stdout and exit status.
 
-A job may carry a trusted ``generator`` (only in jobs that run a reference
+``call`` and ``exprs`` tests run one after another in one child, which sends
+one length-prefixed frame per test; when a test hangs or the child dies, the
+test fails and a fresh child carries on with the next one. ``stdio`` tests
+get a process each.
+
+A job may carry a trusted ``generator`` (only jobs that run a reference
 solution) that draws extra inputs from seeds; they are returned as ``generated``.
 """
 
 import builtins
 import json
 import os
-import random
 import select
-import signal
-import subprocess
+import struct
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -41,6 +41,8 @@ import plain  # noqa: E402  (needs the path above)
 
 MARK = "@@gym-llm-code-result@@"
 SOURCE_NAME = "solution.py"
+_FRAME = struct.Struct(">I")
+_SIGKILL = 9  # not signal.SIGKILL: importing signal costs a few ms per job
 
 
 def _text(e, limit=300):
@@ -56,182 +58,238 @@ def _text(e, limit=300):
 def _write_all(fd, data):
     view = memoryview(data)
     while view:
-        n = os.write(fd, view)
-        view = view[n:]
+        view = view[os.write(fd, view):]
+
+
+def _send(fd, payload):
+    try:
+        data = json.dumps(payload, separators=(",", ":")).encode()
+    except BaseException as e:  # e.g. an int too large for str()
+        data = json.dumps({"error": _text(e)}).encode()
+    _write_all(fd, _FRAME.pack(len(data)) + data)
 
 
 def _null_fd(flags):
     try:
         return os.open(os.devnull, flags)
-    except OSError:  # no /dev/null in the jail: a scratch file does
+    except OSError:  # no /dev/null in the jail: a scratch file will do
         return os.open(os.path.join(HERE, ".null"), os.O_RDWR | os.O_CREAT, 0o600)
 
 
 class Child:
-    """One forked test process and the pipes the parent reads from it."""
+    """A forked process running ``body(result_fd)``, with the pipes the parent
+    reads: ``result`` always, ``stdout``/``stderr`` when ``capture``."""
 
-    def __init__(self, body, stdin_path=None, capture_stdout=False):
+    def __init__(self, body, stdin_path=None, capture=False):
         r_res, w_res = os.pipe()
-        pipes = {"result": r_res}
-        w_out = w_err = None
-        if capture_stdout:
-            pipes["stdout"], w_out = os.pipe()
-            pipes["stderr"], w_err = os.pipe()
+        self.pipes = {"result": r_res}
+        write_ends = [w_res]
+        if capture:
+            self.pipes["stdout"], w_out = os.pipe()
+            self.pipes["stderr"], w_err = os.pipe()
+            write_ends += [w_out, w_err]
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # the child: never returns
-            status = 0
+            status = 1
             try:
                 os.setpgid(0, 0)
-                for fd in pipes.values():
+                for fd in self.pipes.values():
                     os.close(fd)
-                stdin = os.open(stdin_path, os.O_RDONLY) if stdin_path else _null_fd(os.O_RDONLY)
-                os.dup2(stdin, 0)
-                out = w_out if capture_stdout else _null_fd(os.O_WRONLY)
-                err = w_err if capture_stdout else out
+                os.dup2(os.open(stdin_path, os.O_RDONLY) if stdin_path else _null_fd(os.O_RDONLY), 0)
+                out, err = (w_out, w_err) if capture else (_null_fd(os.O_WRONLY),) * 2
                 os.dup2(out, 1)
                 os.dup2(err, 2)
                 status = body(w_res)
             except BaseException as e:
                 try:
-                    _write_all(w_res, json.dumps({"error": _text(e)}).encode())
+                    _send(w_res, {"error": _text(e)})
                 except BaseException:
-                    status = 1
+                    pass
             finally:
                 os._exit(status if isinstance(status, int) else 1)
-        os.close(w_res)
-        for fd in (w_out, w_err):
-            if fd is not None:
-                os.close(fd)
-        self.pid = pid
-        self.pipes = pipes
-        self.data = {name: bytearray() for name in pipes}
-
-    def collect(self, timeout, caps):
-        """Read the pipes until the child is done or ``timeout`` passes.
-        Returns ``(timed_out, over_cap, exit_code, signal)``."""
-        deadline = time.monotonic() + timeout
-        open_fds = {fd: name for name, fd in self.pipes.items()}
-        timed_out = over_cap = False
-        exited = None
-        while open_fds:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select(list(open_fds), [], [], min(remaining, 0.05))
-            for fd in ready:
-                chunk = os.read(fd, 65536)
-                name = open_fds[fd]
-                if not chunk:
-                    del open_fds[fd]
-                    continue
-                self.data[name] += chunk
-                if len(self.data[name]) > caps.get(name, 1 << 20):
-                    over_cap = True
-            if over_cap:
-                break
-            if not ready and exited is None:
-                # A grandchild may hold a pipe open after the child is gone.
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-                if pid:
-                    exited = status
-                    break
-        self._kill()
-        for fd in self.pipes.values():
+        for fd in write_ends:
             os.close(fd)
-        if exited is None:
-            _, exited = os.waitpid(self.pid, 0)
-        if os.WIFSIGNALED(exited):
-            return timed_out, over_cap, None, os.WTERMSIG(exited)
-        return timed_out, over_cap, os.WEXITSTATUS(exited), None
+        self.pid = pid
+        self.data = {name: bytearray() for name in self.pipes}
+        self.open = {fd: name for name, fd in self.pipes.items()}
+        self.status = None
 
-    def _kill(self):
-        for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
+    def pump(self, deadline, caps):
+        """Read what is available, waiting until ``deadline`` at most 50 ms.
+        Returns ``"eof"`` (the child is done), ``"deadline"``, ``"cap"`` (a
+        stream outgrew its cap) or ``None`` (keep going)."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return "deadline"
+        if not self.open:
+            return "eof"
+        ready, _, _ = select.select(list(self.open), [], [], min(remaining, 0.05))
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                del self.open[fd]
+                continue
+            name = self.open[fd]
+            self.data[name] += chunk
+            if len(self.data[name]) > caps.get(name, 1 << 20):
+                return "cap"
+        if not self.open:
+            return "eof"
+        if not ready:
+            # A grandchild may keep a pipe open after the child is gone.
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = status
+                return "eof"
+        return None
+
+    def frame(self):
+        """Pop one complete result frame, if buffered."""
+        buf = self.data["result"]
+        if len(buf) < _FRAME.size:
+            return None
+        (size,) = _FRAME.unpack_from(buf)
+        if len(buf) < _FRAME.size + size:
+            return None
+        raw = bytes(buf[_FRAME.size:_FRAME.size + size])
+        del buf[:_FRAME.size + size]
+        try:
+            out = json.loads(raw)
+        except ValueError:
+            return {"error": "the test process sent an unreadable result"}
+        if not isinstance(out, dict) or len(out) != 1 or not set(out) <= {"value", "error"}:
+            return {"error": "the test process sent a malformed result"}
+        return out
+
+    def finish(self):
+        """Kill the child's process group, reap it; returns ``(exit code, signal)``."""
+        for kill in (lambda: os.killpg(self.pid, _SIGKILL), lambda: os.kill(self.pid, _SIGKILL)):
             try:
-                target()
+                kill()
             except OSError:
                 pass
+        for fd in self.pipes.values():
+            os.close(fd)
+        if self.status is None:
+            _, self.status = os.waitpid(self.pid, 0)
+        if os.WIFSIGNALED(self.status):
+            return None, os.WTERMSIG(self.status)
+        return os.WEXITSTATUS(self.status), None
 
 
 def _fresh_globals(name):
     return {"__name__": name, "__builtins__": builtins, "__file__": SOURCE_NAME}
 
 
-def _value_body(code, produce):
-    """A child body that runs ``produce(namespace)`` after exec'ing ``code``
-    and sends the plain result."""
+class Budget:
+    """The per-test wall-clock limit and the total one; tests that would start
+    after the total is used up are skipped."""
 
-    def body(w_res):
-        ns = _fresh_globals("solution")
-        if code is not None:
-            exec(code, ns)
-        try:
-            payload = {"value": plain.encode(produce(ns))}
-        except BaseException as e:
-            payload = {"error": _text(e)}
-        try:
-            data = json.dumps(payload, separators=(",", ":")).encode()
-        except BaseException as e:  # e.g. an int too large for str()
-            data = json.dumps({"error": _text(e)}).encode()
-        _write_all(w_res, data)
-        return 0
+    def __init__(self, per_test, total, cap):
+        self.per_test = per_test
+        self.deadline = time.monotonic() + total
+        self.cap = cap
 
-    return body
+    def test_deadline(self):
+        return min(time.monotonic() + self.per_test, self.deadline)
+
+    def left(self):
+        return self.deadline - time.monotonic()
 
 
-def _value_result(child, timeout, cap):
-    timed_out, over_cap, code, sig = child.collect(timeout, {"result": cap})
-    raw = bytes(child.data["result"])
-    if timed_out:
-        return {"timeout": True}
-    if over_cap:
-        return {"error": f"result larger than {cap} bytes"}
-    if not raw:
-        how = f"killed by signal {sig}" if sig is not None else f"exit status {code}"
-        return {"crash": f"the test process ended without a result ({how})"}
-    try:
-        out = json.loads(raw)
-    except ValueError:
-        return {"error": "the test process sent an unreadable result"}
-    if not isinstance(out, dict) or not (set(out) <= {"value", "error"}) or len(out) != 1:
-        return {"error": "the test process sent a malformed result"}
-    return out
+def run_values(count, body_from, budget):
+    """Run ``count`` value tests in as few children as possible; ``body_from(i)``
+    is a child body running tests ``i..count-1`` and sending a frame each."""
+    caps = {"result": budget.cap}
+    results = []
+    while len(results) < count:
+        if budget.left() <= 0:
+            results += [{"skipped": True}] * (count - len(results))
+            break
+        child = Child(body_from(len(results)))
+        deadline = budget.test_deadline()
+        end = None
+        while len(results) < count:
+            got = child.frame()
+            if got is not None:
+                results.append(got)
+                deadline = budget.test_deadline()
+                continue
+            end = child.pump(deadline, caps)
+            if end is not None:
+                if end != "deadline":  # frames read along with the end still count
+                    while len(results) < count and (got := child.frame()) is not None:
+                        results.append(got)
+                break
+        code, sig = child.finish()
+        if end is not None and len(results) < count:
+            if end == "deadline":
+                results.append({"timeout": True})
+            elif end == "cap":
+                results.append({"error": f"result larger than {budget.cap} bytes"})
+            else:
+                how = f"killed by signal {sig}" if sig is not None else f"exit status {code}"
+                results.append({"crash": f"the test process ended without a result ({how})"})
+    return results
+
+
+def _values_body(code, count, setup, produce):
+    """A child body: exec ``code`` and ``setup`` once, then send
+    ``produce(ns, i)`` for tests ``start..count-1``."""
+
+    def body_from(start):
+        def body(w_res):
+            ns = _fresh_globals("solution")
+            try:
+                if code is not None:
+                    exec(code, ns)
+                setup(ns)
+            except BaseException as e:  # every remaining test fails the same way
+                error = {"error": _text(e)}
+                for _ in range(start, count):
+                    _send(w_res, error)
+                return 1
+            for i in range(start, count):
+                try:
+                    payload = {"value": plain.encode(produce(ns, i))}
+                except BaseException as e:
+                    payload = {"error": _text(e)}
+                _send(w_res, payload)
+            return 0
+
+        return body
+
+    return body_from
 
 
 def run_call(job, code, inputs, budget):
     entry = job["entry"]
 
-    def produce_for(args_json):
-        def produce(ns):
-            fn = ns.get(entry)
-            if not callable(fn):
-                raise NameError(f"the solution does not define a function {entry}()")
-            args = [plain.decode(a) for a in args_json]
-            return fn(*args)
+    def produce(ns, i):
+        fn = ns.get(entry)
+        if not callable(fn):
+            raise NameError(f"the solution does not define a function {entry}()")
+        return fn(*[plain.decode(a) for a in inputs[i]])
 
-        return produce
-
-    return [budget.run(lambda a=args: Child(_value_body(code, produce_for(a))), budget.value) for args in inputs]
+    return run_values(len(inputs), _values_body(code, len(inputs), lambda ns: None, produce), budget)
 
 
 def run_exprs(job, code, budget):
-    setup = compile(job.get("setup", ""), "test_setup.py", "exec")
+    setup_code = compile(job.get("setup", ""), "test_setup.py", "exec")
+    exprs = [compile(src, "test.py", "eval") for src in job["exprs"]]
     bind = job.get("bind", {})
 
-    def produce_for(expr_src):
-        expr = compile(expr_src, "test.py", "eval")
+    def setup(ns):
+        exec(setup_code, ns)
+        for alias, name in bind.items():
+            ns[alias] = ns[name]
 
-        def produce(ns):
-            exec(setup, ns)
-            for alias, name in bind.items():
-                ns[alias] = ns[name]
-            return eval(expr, ns)
+    def produce(ns, i):
+        return eval(exprs[i], ns)
 
-        return produce
-
-    return [budget.run(lambda e=e: Child(_value_body(code, produce_for(e))), budget.value) for e in job["exprs"]]
+    return run_values(len(exprs), _values_body(code, len(exprs), setup, produce), budget)
 
 
 def _python_main(code):
@@ -247,6 +305,8 @@ def _python_main(code):
                 print(e.code, file=sys.stderr)
                 status = 1
         except BaseException:
+            import traceback
+
             traceback.print_exc()
             status = 1
         for stream in (sys.stdout, sys.stderr):
@@ -260,72 +320,61 @@ def _python_main(code):
 
 
 def _exec_main(argv):
+    path = os.path.join(HERE, argv[0])  # the built program lives in the work dir
+
     def body(w_res):
-        os.execv(argv[0], argv)
+        os.execv(path, argv)
 
     return body
 
 
 def run_stdio(job, code, inputs, budget):
     cap = int(job.get("max_output_bytes", 1 << 20))
+    caps = {"result": 1 << 16, "stdout": cap, "stderr": cap}
     body = _exec_main(job["argv"]) if code is None else _python_main(code)
     results = []
     for i, text in enumerate(inputs):
+        if budget.left() <= 0:
+            results.append({"skipped": True})
+            continue
         path = os.path.join(HERE, f"stdin_{i}.txt")
         with open(path, "w") as f:
             f.write(text)
-
-        def finish(child, timeout):
-            timed_out, over_cap, status, sig = child.collect(timeout, {"stdout": cap, "stderr": cap})
-            return {
-                "stdout": bytes(child.data["stdout"][:cap]).decode("utf-8", "replace"),
-                "stderr": bytes(child.data["stderr"][-2000:]).decode("utf-8", "replace"),
-                "exit": status,
-                "signal": sig,
-                "timeout": timed_out,
-                "truncated": over_cap,
-            }
-
-        results.append(budget.run(lambda p=path: Child(body, stdin_path=p, capture_stdout=True), finish))
+        child = Child(body, stdin_path=path, capture=True)
+        deadline = budget.test_deadline()
+        end = None
+        while end is None:
+            end = child.pump(deadline, caps)
+        status, sig = child.finish()
         os.unlink(path)
+        results.append({
+            "stdout": bytes(child.data["stdout"][:cap]).decode("utf-8", "replace"),
+            "stderr": bytes(child.data["stderr"][-2000:]).decode("utf-8", "replace"),
+            "exit": None if end == "deadline" else status,
+            "signal": sig,
+            "timeout": end == "deadline",
+            "truncated": end == "cap",
+        })
     return results
-
-
-class Budget:
-    """Per-test and total wall-clock limits; tests past the total are skipped."""
-
-    def __init__(self, per_test, total, cap):
-        self.per_test = per_test
-        self.deadline = time.monotonic() + total
-        self.cap = cap
-
-    def run(self, start, finish):
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            return {"skipped": True}
-        return finish(start(), min(self.per_test, remaining))
-
-    def value(self, child, timeout):
-        """Finish a value-returning test (``call`` and ``exprs`` jobs)."""
-        return _value_result(child, timeout, self.cap)
 
 
 def generate(gen):
     """Draw inputs from the job's (trusted) generator, one seed each."""
+    import random
+
     ns = {}
     exec(compile(gen["source"], "generator.py", "exec"), ns)
     produced = []
     for seed in gen["seeds"]:
         value = ns["gen"](random.Random(seed))
-        if gen.get("kind") == "text":
-            produced.append(str(value))
-        else:
-            produced.append([plain.encode(a) for a in value])
+        produced.append(str(value) if gen.get("kind") == "text" else [plain.encode(a) for a in value])
     return produced
 
 
 def compile_step(spec):
     """Run the job's build command (e.g. g++); returns an error text or None."""
+    import subprocess
+
     try:
         proc = subprocess.run(
             spec["argv"], cwd=HERE, capture_output=True, timeout=spec.get("timeout", 30),

@@ -1,0 +1,238 @@
+"""The code environments: bundled function tasks, bundled stdin/stdout tasks,
+and (in :mod:`gym_llm_code.datasets`) tasks loaded from dataset files.
+
+All share :class:`CodeEnv`: an answer is verified in the sandbox; with
+``max_turns > 1`` a failed attempt gets feedback (the public examples'
+results, or the compiler/runtime error) and another try, and the hidden tests
+alone decide the reward.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gym_llm.core import SingleTurnEnv, Turn
+from gym_llm.parsing import message_text
+from gym_llm.rewards import RewardResult
+from gym_llm.sandbox import Sandbox
+from gym_llm.tasks import Task, TaskList, TaskSet, content_hash
+
+from .harness import POLICY, Steps
+from .problems import FunctionProblem, StdioProblem, function_problems, stdio_problems
+from .verify import TestPolicy, averify, function_steps, stdio_steps, verify
+
+__all__ = [
+    "CodeEnv", "PythonFunctionsEnv", "StdioEnv", "function_task", "stdio_task", "split_of",
+    "make_sandbox",
+]
+
+#: Share of the bundled problems (by a hash of the name) in the held-out split.
+HELDOUT_FRACTION = 0.2
+
+
+def split_of(key: str) -> str:
+    """``heldout`` for about :data:`HELDOUT_FRACTION` of keys, else ``train``;
+    a pure function of the key, so splits never overlap."""
+    return "heldout" if int(content_hash(key)[:8], 16) < HELDOUT_FRACTION * 2**32 else "train"
+
+
+def make_sandbox(sandbox: Sandbox | Mapping[str, Any] | None) -> Sandbox | None:
+    """Accept a ready :class:`~gym_llm.sandbox.Sandbox`, a Hydra-style mapping
+    of overrides over the code domain's policy, or ``None`` (the shared
+    default sandbox, built on first use)."""
+    if sandbox is None or isinstance(sandbox, Sandbox):
+        return sandbox
+    return Sandbox.from_config(sandbox, policy=POLICY)
+
+
+class CodeEnv(SingleTurnEnv):
+    """Base of the code environments: subclasses build tasks and implement
+    :meth:`steps` (the verification of one answer, as a job generator).
+
+    Keyword arguments (all environments):
+
+    * ``tests`` (``"both"``): hidden tests are the fixed ones, ``"random"``
+      fresh ones, or both (see :class:`~gym_llm_code.verify.TestPolicy`);
+    * ``random_tests`` (10): random hidden tests per episode;
+    * ``rotation_seed`` (``None``): ``None`` draws a fresh rotation of random
+      tests each episode from the environment's RNG (so it is fixed by the
+      reset seed); an int uses that rotation in every episode;
+    * ``reward`` (``"passed"``): the score is ``passed`` (all hidden tests
+      pass) or ``pass_rate``; both are always in ``reward_components``;
+    * ``test_timeout_s`` (2.0) per test, ``time_budget_s`` (10.0) per answer;
+    * ``sandbox``: a :class:`~gym_llm.sandbox.Sandbox` or a mapping of
+      overrides (``{"memory_mb": 256}``) over the domain policy;
+    * ``max_turns`` (1), ``attempt_discount`` (1.0), ``system_prompt``,
+      ``split``, ``seed`` as in :class:`~gym_llm.SingleTurnEnv`.
+
+    ``last_timings`` holds the wall time of the last verification (never in
+    ``info``, which must be deterministic).
+    """
+
+    def __init__(
+        self,
+        tasks: TaskSet | Sequence[Task],
+        *,
+        split: str = "train",
+        seed: int | None = None,
+        max_turns: int = 1,
+        system_prompt: str | None = None,
+        attempt_discount: float = 1.0,
+        tests: str = "both",
+        random_tests: int = 10,
+        rotation_seed: int | None = None,
+        reward: str = "passed",
+        test_timeout_s: float = 2.0,
+        time_budget_s: float = 10.0,
+        sandbox: Sandbox | Mapping[str, Any] | None = None,
+        render_mode: str | None = None,
+    ):
+        self.policy = TestPolicy(
+            tests=tests, random_tests=random_tests, test_timeout_s=test_timeout_s,  # type: ignore[arg-type]
+            budget_s=time_budget_s, reward=reward,  # type: ignore[arg-type]
+        )
+        super().__init__(
+            tasks, self._verify, split=split, seed=seed, max_turns=max_turns,
+            system_prompt=system_prompt, attempt_discount=attempt_discount, render_mode=render_mode,
+        )
+        self.rotation_seed = rotation_seed
+        self.rotation = 0
+        self.sandbox = make_sandbox(sandbox)
+        self.last_timings: dict[str, float] = {}
+
+    # ----------------------------------------------------------- subclass API
+    def steps(self, task: Task, text: str) -> Steps[RewardResult]:
+        """The verification of ``text`` as an answer to ``task``."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------- internals
+    def on_reset(self, task: Task) -> dict[str, Any]:
+        if self.rotation_seed is None:
+            self.rotation = int(self.np_random.integers(2**31))
+        else:
+            self.rotation = int(self.rotation_seed)
+        return {"rotation": self.rotation}
+
+    def feedback(self, result: RewardResult) -> str:
+        return str(result.info.get("feedback") or self.feedback_text)
+
+    def _verify(self, task: Task, text: str) -> RewardResult:
+        start = time.perf_counter()
+        try:
+            return verify(self.steps(task, text), self.sandbox)
+        finally:
+            self.last_timings = {"verify_s": time.perf_counter() - start}
+
+    async def arespond(self, message: dict[str, Any]) -> Turn:
+        start = time.perf_counter()
+        try:
+            result = await averify(self.steps(self.task, message_text(message)), self.sandbox)
+        finally:
+            self.last_timings = {"verify_s": time.perf_counter() - start}
+        return self._judge(result)
+
+
+# --------------------------------------------------------------------------- functions
+
+_FUNCTION_INSTRUCTIONS = (
+    "Reply with the complete function in a ```python code block. You may use the Python "
+    "standard library and define helper functions; do not read input or print."
+)
+
+
+def function_task(problem: FunctionProblem) -> Task:
+    """The :class:`~gym_llm.Task` of a bundled function problem (its answer is
+    the reference solution)."""
+    examples = "\n".join(f"    {problem.call_text(args)} == {expected!r}" for args, expected in problem.examples)
+    prompt = (
+        f"Write a Python function `{problem.name}`.\n\n    {problem.signature}\n\n"
+        f"{problem.description}\n\nExamples:\n{examples}\n\n{_FUNCTION_INSTRUCTIONS}"
+    )
+    key = f"pyfn/{problem.name}"
+    return Task(
+        id=key, prompt=prompt, answer=problem.reference, split=split_of(key),
+        difficulty=problem.difficulty,
+        metadata={"problem": problem.name, "topic": problem.topic, "entry_point": problem.name},
+    )
+
+
+def _select(problems: Sequence[Any], min_difficulty: float, max_difficulty: float,
+            topics: Sequence[str] | None) -> list[Any]:
+    if isinstance(topics, str):
+        topics = [topics]
+    chosen = [p for p in problems if min_difficulty <= p.difficulty <= max_difficulty
+              and (topics is None or p.topic in topics)]
+    if not chosen:
+        raise ValueError(f"no bundled problem has difficulty in [{min_difficulty}, {max_difficulty}]"
+                         + (f" and a topic in {list(topics)}" if topics is not None else ""))
+    return chosen
+
+
+class PythonFunctionsEnv(CodeEnv):
+    """Implement a Python function from its signature, description and examples;
+    hidden fixed and randomized unit tests decide the reward (bundled tasks).
+
+    Extra kwargs: ``min_difficulty`` (0.0) and ``max_difficulty`` (1.0) keep the
+    tasks in that range (``max_difficulty=0.0`` gives the warm-up tasks), and
+    ``topics`` (``None`` = all of basics, strings, lists, math, dicts,
+    recursion, parsing, simulation).
+    """
+
+    def __init__(self, *, min_difficulty: float = 0.0, max_difficulty: float = 1.0,
+                 topics: Sequence[str] | None = None, **kwargs: Any):
+        chosen = _select(function_problems(), min_difficulty, max_difficulty, topics)
+        self.problems = {p.name: p for p in chosen}
+        super().__init__(TaskList(function_task(p) for p in chosen), **kwargs)
+
+    def steps(self, task: Task, text: str) -> Steps[RewardResult]:
+        return function_steps(self.problems[task.metadata["problem"]], text, self.rotation, self.policy)
+
+
+# --------------------------------------------------------------------------- stdio
+
+_STDIO_INSTRUCTIONS = (
+    "Write a complete program that reads standard input and writes standard output. Reply "
+    "with it in a single ```python (Python 3, standard library) or ```cpp (C++17, compiled "
+    "with g++ -O2) code block."
+)
+
+
+def stdio_task(problem: StdioProblem) -> Task:
+    """The :class:`~gym_llm.Task` of a bundled stdin/stdout problem (its answer
+    is the Python reference solution)."""
+    examples = "\n\n".join(
+        f"Example {i}\nInput:\n```\n{inp.rstrip()}\n```\nOutput:\n```\n{out.rstrip()}\n```"
+        for i, (inp, out) in enumerate(problem.examples, 1)
+    )
+    prompt = (
+        f"{problem.statement}\n\nInput: {problem.input_spec}\n\nOutput: {problem.output_spec}\n\n"
+        f"{examples}\n\n{_STDIO_INSTRUCTIONS}"
+    )
+    key = f"stdio/{problem.name}"
+    return Task(
+        id=key, prompt=prompt, answer=problem.reference, split=split_of(key),
+        difficulty=problem.difficulty, metadata={"problem": problem.name, "topic": problem.topic},
+    )
+
+
+class StdioEnv(CodeEnv):
+    """Solve a competitive-programming problem with a program reading stdin and
+    writing stdout, in Python or C++ (by the fence tag); hidden fixed and
+    randomized tests, compared token by token with numeric tolerance.
+
+    Extra kwargs: ``min_difficulty``, ``max_difficulty``, ``topics`` as in
+    :class:`PythonFunctionsEnv`, and ``languages`` (``("python", "cpp")``).
+    """
+
+    def __init__(self, *, min_difficulty: float = 0.0, max_difficulty: float = 1.0,
+                 topics: Sequence[str] | None = None, languages: Sequence[str] = ("python", "cpp"),
+                 **kwargs: Any):
+        chosen = _select(stdio_problems(), min_difficulty, max_difficulty, topics)
+        self.problems = {p.name: p for p in chosen}
+        self.languages = tuple(languages)
+        super().__init__(TaskList(stdio_task(p) for p in chosen), **kwargs)
+
+    def steps(self, task: Task, text: str) -> Steps[RewardResult]:
+        return stdio_steps(self.problems[task.metadata["problem"]], text, self.rotation, self.policy, self.languages)

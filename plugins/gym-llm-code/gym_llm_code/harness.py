@@ -1,0 +1,210 @@
+"""Running test jobs in the sandbox and reading their outcome back.
+
+A :class:`Job` is everything the in-sandbox runner (``jail/runner.py``) needs:
+the program, the test *inputs*, limits. Expected outputs are never part of a
+job. :func:`run_job` / :func:`arun_job` run one job in a fresh jail through
+:mod:`gym_llm.sandbox` and return a :class:`JobOutcome`.
+
+Verification takes a few jobs in sequence (reference outputs for fresh random
+inputs, then the candidate). It is written once, as a generator that yields
+jobs and receives outcomes; :func:`drive` and :func:`adrive` run such a
+generator synchronously or on the event loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Literal, TypeVar
+
+from gym_llm.sandbox import ExecResult, Limits, Sandbox, SandboxPolicy
+
+__all__ = [
+    "Job", "JobOutcome", "POLICY", "default_sandbox", "run_job", "arun_job", "drive", "adrive",
+    "CPP_COMPILE",
+]
+
+T = TypeVar("T")
+
+#: The code domain's sandbox policy. Per-test limits are enforced inside the
+#: jail by the runner; these bound the whole job (compile + every test).
+POLICY = SandboxPolicy(
+    limits=Limits(wall_time_s=30, cpu_time_s=20, memory_mb=1024, max_processes=32,
+                  max_output_bytes=8_000_000, max_file_mb=16),
+    languages=("python",),
+)
+
+#: How a C++ answer is built inside the jail (``solution.cpp`` -> ``./solution``).
+CPP_COMPILE = ["g++", "-O2", "-std=gnu++17", "-pipe", "-o", "solution", "solution.cpp"]
+
+_MARK = "@@gym-llm-code-result@@"
+_BOOT = "import runner; runner.main()"
+#: Seconds granted on top of a job's test budget for interpreter start-up
+#: and compilation, so the runner (not the sandbox) ends a slow job.
+_STARTUP_S = 5.0
+_COMPILE_S = 30.0
+
+
+@functools.cache
+def _jail_sources() -> dict[str, str]:
+    pkg = resources.files("gym_llm_code.jail")
+    return {name: (pkg / name).read_text() for name in ("runner.py", "plain.py", "genlib.py")}
+
+
+@functools.cache
+def default_sandbox() -> Sandbox:
+    """The process-wide sandbox of the code domain (built on first use, so that
+    making an environment stays cheap)."""
+    return POLICY.sandbox()
+
+
+@dataclass
+class Job:
+    """One sandbox run of the test runner.
+
+    ``kind``: ``call`` (call ``entry`` on each input's args), ``stdio`` (feed
+    each input text on stdin) or ``exprs`` (evaluate expressions after
+    ``setup``). ``language`` is ``python`` or ``cpp`` (stdio only: compiled
+    with :data:`CPP_COMPILE` in the same jail). ``generator`` (trusted
+    reference jobs only) draws extra inputs from seeds. ``test_timeout_s`` is
+    per test; ``budget_s`` bounds all tests together (later ones are skipped).
+    """
+
+    kind: Literal["call", "stdio", "exprs"]
+    program: str | None
+    inputs: list[Any] = field(default_factory=list)
+    language: Literal["python", "cpp"] = "python"
+    entry: str | None = None
+    generator: dict[str, Any] | None = None
+    setup: str = ""
+    exprs: list[str] = field(default_factory=list)
+    bind: dict[str, str] = field(default_factory=dict)
+    test_timeout_s: float = 2.0
+    budget_s: float = 10.0
+    max_output_bytes: int = 256 * 1024
+
+    def spec(self) -> dict[str, Any]:
+        """The ``job.json`` the runner reads."""
+        spec: dict[str, Any] = {
+            "kind": self.kind, "inputs": self.inputs, "test_timeout": self.test_timeout_s,
+            "budget": self.budget_s, "max_output_bytes": self.max_output_bytes,
+            "max_result_bytes": self.max_output_bytes,
+        }
+        if self.language == "cpp":
+            spec.update(compile={"argv": CPP_COMPILE, "timeout": _COMPILE_S}, argv=["./solution"])
+        else:
+            spec["program"] = self.program
+        if self.entry is not None:
+            spec["entry"] = self.entry
+        if self.generator is not None:
+            spec["generator"] = self.generator
+        if self.kind == "exprs":
+            spec.update(setup=self.setup, exprs=self.exprs, bind=self.bind)
+        return spec
+
+    def files(self) -> dict[str, str]:
+        files = {**_jail_sources(), "job.json": json.dumps(self.spec())}
+        if self.language == "cpp":
+            files["solution.cpp"] = self.program or ""
+        return files
+
+    def limits(self, base: Limits) -> Limits:
+        wall = self.budget_s + _STARTUP_S + (_COMPILE_S if self.language == "cpp" else 0.0)
+        return base.replace(wall_time_s=max(base.wall_time_s, wall))
+
+
+@dataclass
+class JobOutcome:
+    """What came back from one job.
+
+    ``results``: one dict per test, in input order (see ``jail/runner.py``);
+    ``generated``: inputs drawn by the job's generator; ``compile_error``: the
+    program did not compile; ``failure``: the runner produced no usable
+    outcome (killed by a limit, or its output line was missing or forged), so
+    no test counts as passed.
+    """
+
+    results: list[dict[str, Any]] = field(default_factory=list)
+    generated: list[Any] | None = None
+    compile_error: str | None = None
+    failure: str | None = None
+    wall_time_s: float = 0.0
+
+
+def parse_outcome(r: ExecResult) -> JobOutcome:
+    """Read the runner's one result line from a sandbox result.
+
+    The program under test can write to the runner's stdout too, so exactly
+    one line carrying the marker is accepted; zero or several is a failure.
+    """
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith(_MARK)]
+    if len(lines) != 1:
+        if r.timed_out:
+            why = "the job ran out of time"
+        elif r.memory_exceeded:
+            why = "the job ran out of memory"
+        elif r.output_truncated:
+            why = "the job wrote too much output"
+        elif lines:
+            why = "the test runner's output was tampered with"
+        else:
+            why = f"the test runner was killed (exit code {r.exit_code})"
+        return JobOutcome(failure=why, wall_time_s=r.wall_time_s)
+    try:
+        data = json.loads(lines[0][len(_MARK):])
+    except ValueError:
+        return JobOutcome(failure="the test runner's output was unreadable", wall_time_s=r.wall_time_s)
+    if not isinstance(data, dict):
+        return JobOutcome(failure="the test runner's output was malformed", wall_time_s=r.wall_time_s)
+    results = data.get("results", [])
+    return JobOutcome(
+        results=[x if isinstance(x, dict) else {} for x in results] if isinstance(results, list) else [],
+        generated=data.get("generated"),
+        compile_error=data.get("compile_error"),
+        wall_time_s=r.wall_time_s,
+    )
+
+
+def run_job(sandbox: Sandbox, job: Job) -> JobOutcome:
+    """Run ``job`` in a fresh jail (blocking). Raises
+    :class:`~gym_llm.sandbox.SandboxError` when the sandbox itself fails."""
+    limits = job.limits(sandbox.limits)
+    if job.language == "cpp":  # needs /usr for the toolchain
+        return parse_outcome(sandbox.run(["python3", "-s", "-B", "-c", _BOOT], files=job.files(), limits=limits))
+    return parse_outcome(sandbox.run_code("python", _BOOT, files=job.files(), limits=limits))
+
+
+async def arun_job(sandbox: Sandbox, job: Job) -> JobOutcome:
+    """Async :func:`run_job`: never blocks the event loop."""
+    limits = job.limits(sandbox.limits)
+    if job.language == "cpp":
+        r = await sandbox.arun(["python3", "-s", "-B", "-c", _BOOT], files=job.files(), limits=limits)
+    else:
+        r = await sandbox.arun_code("python", _BOOT, files=job.files(), limits=limits)
+    return parse_outcome(r)
+
+
+Steps = Generator[Job, JobOutcome, T]
+
+
+def drive(steps: Steps[T], sandbox: Sandbox) -> T:
+    """Run a verification written as a generator of jobs, blocking."""
+    try:
+        job = next(steps)
+        while True:
+            job = steps.send(run_job(sandbox, job))
+    except StopIteration as done:
+        return done.value
+
+
+async def adrive(steps: Steps[T], sandbox: Sandbox) -> T:
+    """Run a verification written as a generator of jobs on the event loop."""
+    try:
+        job = next(steps)
+        while True:
+            job = steps.send(await arun_job(sandbox, job))
+    except StopIteration as done:
+        return done.value

@@ -1,0 +1,54 @@
+"""gym-llm plugin hooks of the code domain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gym_llm
+
+#: Defaults shared by every code environment (documented on
+#: :class:`gym_llm_code.envs.CodeEnv`).
+COMMON_DEFAULTS: dict[str, Any] = {
+    "max_turns": 1,
+    "tests": "both",
+    "random_tests": 10,
+    "rotation_seed": None,
+    "reward": "passed",
+    "test_timeout_s": 2.0,
+    "time_budget_s": 10.0,
+}
+
+
+@gym_llm.hookimpl
+def gym_llm_register(registry):
+    registry.register(
+        "code/PythonFunctions-v0",
+        "gym_llm_code.envs:PythonFunctionsEnv",
+        description="Implement a Python function from its signature and examples; hidden fixed "
+                    "and randomized unit tests, run in nsjail, decide the reward",
+        **COMMON_DEFAULTS,
+    )
+    registry.register(
+        "code/Stdio-v0",
+        "gym_llm_code.envs:StdioEnv",
+        description="Competitive-programming problems with stdin/stdout tests; answer in Python "
+                    "or C++ (g++ in nsjail), outputs compared token by token",
+        **COMMON_DEFAULTS,
+    )
+
+
+@gym_llm.hookimpl
+def gym_llm_doctor() -> list[dict[str, Any]]:
+    from gym_llm.sandbox import available_languages
+
+    languages = available_languages()
+    rows = []
+    for lang, needed_by in (("python", "every code environment"), ("cpp", "C++ answers in code/Stdio-v0")):
+        path = languages.get(lang)
+        rows.append({
+            "name": f"code: {lang} for {needed_by}",
+            "ok": path is not None,
+            "detail": path or "not found",
+            "fix": "" if path else f"install {'g++' if lang == 'cpp' else 'python3'} on the host",
+        })
+    return rows
