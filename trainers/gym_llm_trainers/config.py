@@ -49,7 +49,8 @@ class SFTConfig:
         "response the environment scores as correct) becomes an SFT example.")
     epochs: float = knob(3.0, "Passes over the SFT examples (fractions allowed).")
     batch_size: int = knob(32, "Sequences per SFT optimizer step.")
-    lr: float = knob(1e-3, "SFT learning rate (AdamW, linear warmup then cosine decay).")
+    lr: float | None = knob(None, "SFT learning rate (AdamW, linear warmup then cosine decay); "
+                                  "null = the model's recommended model.sft_lr.")
     warmup_ratio: float = knob(0.05, "Fraction of SFT steps spent warming up the learning rate.")
     max_seq_tokens: int = knob(512, "Longer examples are dropped (the warm start keeps memory flat).")
 
@@ -86,7 +87,7 @@ class TrainerConfig:
     micro_batch_tokens: int = knob(8192, "Token budget of one forward/backward micro-batch (padded "
                                          "length x rows); long episodes get their own micro-batch.")
     # --- optimizer -------------------------------------------------------------
-    lr: float = knob(1e-5, "Policy learning rate (AdamW).")
+    lr: float | None = knob(None, "Policy learning rate (AdamW); null = the model's recommended model.lr.")
     weight_decay: float = knob(0.0, "AdamW weight decay.")
     adam_betas: list = knob([0.9, 0.99], "AdamW betas.")
     warmup_steps: int = knob(0, "Linear learning-rate warmup, in RL steps.")
@@ -180,6 +181,8 @@ class ModelConfig:
     path: str | None = knob(None, "A Hugging Face id or local directory; null builds the tiny model.")
     tiny: dict = knob({}, "Keyword arguments of gym_llm.models' tiny builder (when path is null).")
     dtype: str = knob("float32", "Training dtype: float32 | bfloat16 | float16.")
+    lr: float = knob(1e-6, "RL learning rate recommended for this model (used when trainer.lr is null).")
+    sft_lr: float = knob(1e-5, "Warm-start learning rate recommended for this model (trainer.sft.lr null).")
     ref_dtype: str = knob("bfloat16", "Reference model dtype when kl_coef > 0 and no LoRA (the "
                                       "reference only runs forward passes).")
     ref_offload: bool = knob(False, "Keep the reference model on CPU between uses (GPU runs).")
@@ -230,11 +233,13 @@ class MixtureConfig:
         return {k: v if isinstance(v, EnvEntry) else from_dict(EnvEntry, v) for k, v in self.envs.items()}
 
     def probabilities(self) -> dict[str, float]:
-        """Short name -> normalised sampling probability (env weight x domain weight)."""
+        """Short name -> normalised sampling probability (env weight x domain
+        weight); environments of weight 0 are left out of the run entirely."""
         raw = {}
         for name, e in self.entries().items():
             domain = e.id.split("/", 1)[0]
             raw[name] = float(e.weight) * float(self.weights.get(domain, 1.0))
+        raw = {k: v for k, v in raw.items() if v > 0}
         total = sum(raw.values())
         if total <= 0:
             raise ValueError(f"mixture {self.name!r} has no positive weight: {raw}")
@@ -266,6 +271,9 @@ class RunConfig:
     logging: LoggingConfig = sub(LoggingConfig, "Metrics sinks.")
     sandbox: dict = knob({}, "Sandbox limits passed to environments that run code (conf/sandbox).")
     output_dir: str | None = knob(None, "Run directory (default: Hydra's run dir, else the cwd).")
+    imports: list = knob([], "Modules imported before the environments are made, so environments "
+                             "they register (gym_llm.register) can be trained on without packaging "
+                             "them as a plugin, e.g. imports=[my_envs].")
 
 
 def _field_types(cls: type) -> dict[str, Any]:

@@ -1,0 +1,189 @@
+"""Models: loading (tiny or any checkpoint, LoRA), the reference model in its
+smallest form, the PPO critic, and the one forward pass every loss uses.
+
+Reference model memory, from cheapest to dearest:
+
+* LoRA on: no second model at all. The reference is the shared base weights
+  with the adapters switched off (``peft``'s ``disable_adapter()``).
+* LoRA off: a frozen copy in ``model.ref_dtype`` (bfloat16 by default: half
+  the policy's float32 bytes; forward passes only, so precision loss is
+  small next to the KL estimator's own noise), optionally kept on the CPU
+  between uses (``model.ref_offload``) when the policy lives on an accelerator.
+* ``kl_coef = 0``: nothing is loaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+from .batching import MicroBatch
+from .config import ModelConfig
+from .losses import entropy_from_logits
+
+__all__ = [
+    "load_tokenizer", "load_policy_model", "RefModel", "Critic", "forward_logprobs",
+    "merged_state_dict", "resolve_model_path", "unwrap",
+]
+
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def resolve_model_path(cfg: ModelConfig) -> str:
+    """``cfg.path``, or the locally built tiny model when it is null."""
+    if cfg.path:
+        return cfg.path
+    from gym_llm.models import build_tiny_model, cache_dir, tiny_model_path
+
+    if not cfg.tiny:
+        return tiny_model_path()
+    # a non-default tiny build gets its own cache entry named by its overrides
+    name = "tiny-" + "-".join(f"{k}{v}" for k, v in sorted(cfg.tiny.items()))
+    out = cache_dir() / name
+    if not (out / "config.json").exists():
+        build_tiny_model(out, **cfg.tiny)
+    return str(out)
+
+
+def load_tokenizer(cfg: ModelConfig) -> Any:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(resolve_model_path(cfg), trust_remote_code=cfg.trust_remote_code)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def load_policy_model(cfg: ModelConfig, device: torch.device | str = "cpu") -> nn.Module:
+    """The trainable causal LM (with LoRA adapters when ``cfg.lora.enabled``)."""
+    from transformers import AutoModelForCausalLM
+
+    kwargs: dict[str, Any] = {"dtype": _DTYPES[cfg.dtype], "trust_remote_code": cfg.trust_remote_code}
+    if cfg.attn_implementation:
+        kwargs["attn_implementation"] = cfg.attn_implementation
+    model = AutoModelForCausalLM.from_pretrained(resolve_model_path(cfg), **kwargs).to(device)
+    if cfg.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.config.use_cache = False
+    if cfg.lora.enabled:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(
+            r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+            target_modules=list(cfg.lora.target_modules), task_type="CAUSAL_LM",
+        ))
+    return model
+
+
+def unwrap(model: nn.Module) -> nn.Module:
+    """The module under a DistributedDataParallel wrapper, if any."""
+    return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
+
+
+class RefModel:
+    """The frozen reference policy of the KL term, in its smallest form (see
+    the module docstring). ``logprobs(mb, temperature)`` is all it offers."""
+
+    def __init__(self, policy: nn.Module, cfg: ModelConfig, device: torch.device):
+        self.policy = policy
+        self.device = device
+        self.offload = cfg.ref_offload
+        if cfg.lora.enabled:
+            self.model = None  # the base under the adapters
+        else:
+            self.model = copy.deepcopy(unwrap(policy)).to(_DTYPES[cfg.ref_dtype]).eval()
+            self.model.requires_grad_(False)
+            if self.offload:
+                self.model.to("cpu")
+
+    @contextlib.contextmanager
+    def _ready(self) -> Iterator[nn.Module]:
+        if self.model is None:
+            base = unwrap(self.policy)
+            with base.disable_adapter():
+                yield base
+            return
+        if self.offload:
+            self.model.to(self.device)
+        try:
+            yield self.model
+        finally:
+            if self.offload:
+                self.model.to("cpu")
+
+    @torch.no_grad()
+    def logprobs(self, mb: MicroBatch, temperature: float) -> torch.Tensor:
+        with self._ready() as model:
+            logp, _ = forward_logprobs(model, mb, temperature)
+        return logp
+
+
+class Critic(nn.Module):
+    """PPO value model: the policy's transformer trunk (a separate copy,
+    initialised from the same checkpoint) and a scalar head, one value per
+    response position (the value of the state before that token)."""
+
+    def __init__(self, policy: nn.Module):
+        super().__init__()
+        base = unwrap(policy)
+        if hasattr(base, "get_base_model"):  # peft: the critic is a full model of its own
+            base = base.get_base_model()
+        self.trunk = copy.deepcopy(base.get_decoder()).float()
+        self.trunk.requires_grad_(True)
+        self.head = nn.Linear(base.config.hidden_size, 1)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+
+    def forward(self, mb: MicroBatch) -> torch.Tensor:
+        hidden = self.trunk(
+            input_ids=mb.input_ids, attention_mask=mb.attention_mask, position_ids=mb.position_ids,
+            use_cache=False,
+        ).last_hidden_state
+        K = mb.response_len
+        # the value of the state before response token k sits at position k - 1
+        return self.head(hidden[:, -K - 1 : -1].float()).squeeze(-1)
+
+
+def forward_logprobs(
+    model: nn.Module, mb: MicroBatch, temperature: float = 1.0, with_entropy: bool = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-probabilities ``[B, K]`` of the response tokens of ``mb`` under
+    ``model`` at ``temperature`` (the sampling distribution), and optionally
+    their entropies. Only the last ``K + 1`` positions' logits are computed."""
+    K = mb.response_len
+    out = model(
+        input_ids=mb.input_ids, attention_mask=mb.attention_mask, position_ids=mb.position_ids,
+        logits_to_keep=K + 1, use_cache=False,
+    )
+    logits = out.logits[:, :-1].float()
+    if temperature > 0 and temperature != 1.0:
+        logits = logits / temperature
+    logp = logits.gather(-1, mb.targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, -1)
+    # left padding can put padded positions in the window: keep them finite
+    logp = torch.where(mb.mask > 0, logp, torch.zeros_like(logp))
+    entropy = entropy_from_logits(logits) if with_entropy else None
+    return logp, entropy
+
+
+@torch.no_grad()
+def merged_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The policy's full weights under the base model's parameter names (LoRA
+    adapters merged in), for pushing into an inference engine."""
+    base = unwrap(model)
+    if not hasattr(base, "merge_adapter"):
+        return {k: v.detach() for k, v in base.state_dict().items()}
+    base.merge_adapter()
+    try:
+        out = {}
+        for k, v in base.get_base_model().state_dict().items():
+            if "lora_" in k:
+                continue
+            out[k.replace(".base_layer.", ".")] = v.detach().clone()
+        return out
+    finally:
+        base.unmerge_adapter()
