@@ -75,6 +75,21 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+async def spawn(
+    argv: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+) -> asyncio.subprocess.Process:
+    """Start ``argv`` in a new session with piped stdin/stdout/stderr (for :func:`drive`)."""
+    return await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=env if env is not None else {}, cwd=cwd,
+        start_new_session=True, preexec_fn=preexec_fn,
+    )
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -86,19 +101,32 @@ async def run_process(
     preexec_fn: Callable[[], None] | None = None,
     on_cancel_kill: Callable[[list[int]], None] | None = None,
 ) -> RawResult:
-    """Run ``argv``; never returns before the process (group) is dead and reaped.
-
-    The wall-time clock starts when the process is spawned. On timeout or when either
-    output stream exceeds ``max_output_bytes`` the process group gets SIGKILL. If the
-    caller is cancelled the group is killed too, and ``on_cancel_kill`` gets the pids
-    of the process's children at that moment (for cleanup) before the error propagates.
-    """
+    """:func:`spawn` ``argv`` and :func:`drive` it (the clock starts at the spawn)."""
     t0 = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env if env is not None else {}, cwd=cwd,
-        start_new_session=True, preexec_fn=preexec_fn,
-    )
+    proc = await spawn(argv, env=env, cwd=cwd, preexec_fn=preexec_fn)
+    return await drive(proc, stdin=stdin, wall_time_s=wall_time_s,
+                       max_output_bytes=max_output_bytes, on_cancel_kill=on_cancel_kill, t0=t0)
+
+
+async def drive(
+    proc: asyncio.subprocess.Process,
+    *,
+    stdin: bytes,
+    wall_time_s: float,
+    max_output_bytes: int,
+    on_cancel_kill: Callable[[list[int]], None] | None = None,
+    t0: float | None = None,
+) -> RawResult:
+    """Feed, read and wait for a :func:`spawn`-ed process; never returns before the
+    process (group) is dead and reaped.
+
+    The wall-time clock starts at ``t0`` (default: now; a pre-spawned process's run
+    starts when it gets its input). On timeout or when either output stream exceeds
+    ``max_output_bytes`` the process group gets SIGKILL. If the caller is cancelled
+    the group is killed too, and ``on_cancel_kill`` gets the pids of the process's
+    children at that moment (for cleanup) before the error propagates.
+    """
+    t0 = time.perf_counter() if t0 is None else t0
     assert proc.stdin and proc.stdout and proc.stderr
     killed = asyncio.Event()
     killed_children: list[int] = []

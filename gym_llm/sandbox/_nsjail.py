@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -134,6 +135,20 @@ def cleanup_cgroups(child_pid: int) -> bool:
     return done
 
 
+def stale_cgroup_pids() -> list[int]:
+    """Pids named by nsjail cgroups (``NSJAIL.<pid>``) whose process no longer exists:
+    left by an nsjail killed while setting up its jail."""
+    caps = host_caps()
+    pids: set[int] = set()
+    for mount in (caps.cgroup_memory, caps.cgroup_pids):
+        with contextlib.suppress(OSError):
+            for name in os.listdir(os.path.join(mount or "/nonexistent", _CGROUP_PARENT)):
+                pid = name.removeprefix("NSJAIL.")
+                if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                    pids.add(int(pid))
+    return sorted(pids)
+
+
 @functools.lru_cache(maxsize=1)
 def top_level_symlinks() -> tuple[tuple[str, str], ...]:
     """Host symlinks such as ``/lib -> usr/lib`` (merged-/usr) to recreate in the jail."""
@@ -156,13 +171,16 @@ def build_argv(
     tmpfs_work: bool,
     log_path: str,
     use_rlimit_as: bool = True,
+    idle_s: float = 0.0,
 ) -> list[str]:
     """The nsjail command line for one run of ``command`` under ``limits``.
 
     Every run: all namespaces (network too unless ``limits.network``), uid/gid
     ``65534`` inside and outside (outside only when we are root: an unprivileged user
     can only map itself), no host environment, only the listed mounts (read-only unless
-    in ``rw_mounts``), seccomp, rlimits, and cgroups where available.
+    in ``rw_mounts``), seccomp, rlimits, and cgroups where available. ``idle_s`` is
+    how long the jail may wait for its input before the run starts (pre-spawned jails):
+    it extends nsjail's own time limit, a backstop to the exact kill done from Python.
     """
     caps = host_caps()
     outside_uid = JAIL_ID if caps.is_root else caps.uid
@@ -173,7 +191,7 @@ def build_argv(
         nsjail, "-Mo", "--log", log_path,
         "-u", f"{JAIL_ID}:{outside_uid}:1", "-g", f"{JAIL_ID}:{outside_gid}:1",
         "--hostname", "sandbox", "--cwd", WORKDIR,
-        "-t", str(int(limits.wall_time_s) + 2),
+        "-t", str(int(limits.wall_time_s + idle_s) + 2),
         "--rlimit_cpu", str(int(limits.cpu_time_s)),
         "--rlimit_fsize", str(int(limits.max_file_mb)),
         "--rlimit_nofile", str(int(limits.max_open_files)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import functools
 import logging
@@ -13,6 +14,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 import warnings
 import weakref
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gym_llm.sandbox import _nsjail
-from gym_llm.sandbox._exec import RawResult, run_process
+from gym_llm.sandbox._exec import RawResult, drive, run_process, spawn
 from gym_llm.sandbox._nsjail import JAIL_ID, SRCDIR, WORKDIR
 from gym_llm.sandbox._types import ExecResult, Isolation, Limits, SandboxError, SandboxPolicy
 from gym_llm.sandbox.languages import MAX_INLINE_CODE, Language, get_language, library_dirs, resolve
@@ -247,6 +249,201 @@ _SIG_RE = re.compile(r"terminated with signal: \S+ \((\d+)\)")
 _EXECVE_RE = re.compile(r"execve\('([^']*)'\) failed: (.*)")
 
 
+# ----------------------------------------------------------------------------- jails
+
+
+@dataclass(frozen=True)
+class _JailSpec:
+    """Everything that makes up a jail's nsjail command line, except per-run paths."""
+
+    nsjail: str
+    command: tuple[str, ...]
+    limits: Limits
+    ro_mounts: tuple[str, ...]
+    rw_mounts: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    use_rlimit_as: bool
+    host_workdir: bool  # a host dir bind-mounted at /work (files in/out), else a tmpfs
+
+
+@dataclass
+class _Jail:
+    """A started nsjail, used for exactly one run, with its staging dir."""
+
+    proc: asyncio.subprocess.Process
+    stage: str
+    workdir: str | None
+    logfile: str
+    born: float
+
+    @classmethod
+    async def start(cls, spec: _JailSpec, *, session_dir: str | None = None,
+                    src_files: Mapping[str, str | bytes] | None = None,
+                    idle_s: float = 0.0) -> _Jail:
+        """Create the staging dir and launch nsjail (it then waits for stdin)."""
+        stage = tempfile.mkdtemp(prefix="run-", dir=_base_dir())
+        try:
+            os.chmod(stage, 0o755)
+            ro, rw = list(spec.ro_mounts), list(spec.rw_mounts)
+            workdir = session_dir
+            if spec.host_workdir:
+                workdir = os.path.join(stage, "work")
+                os.mkdir(workdir, 0o700)
+                os.chown(workdir, *_jail_owner())
+            if workdir is not None:
+                rw.append(f"{workdir}:{WORKDIR}")
+            if src_files:
+                src = os.path.join(stage, "src")
+                os.mkdir(src, 0o755)
+                _write_tree(src, src_files, None)
+                ro.append(f"{src}:{SRCDIR}")
+            logfile = os.path.join(stage, "nsjail.log")
+            argv = _nsjail.build_argv(
+                spec.nsjail, spec.command, limits=spec.limits, ro_mounts=ro, rw_mounts=rw,
+                env=dict(spec.env), tmpfs_work=workdir is None, log_path=logfile,
+                use_rlimit_as=spec.use_rlimit_as, idle_s=idle_s)
+            proc = await spawn(argv)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+        return cls(proc, stage, workdir, logfile, time.monotonic())
+
+    def remove_stage(self) -> None:
+        shutil.rmtree(self.stage, ignore_errors=True)
+
+    async def discard(self) -> None:
+        """End an unused jail: EOF on stdin makes the bootstrap exit, so nsjail tears
+        the jail down (cgroups included) normally; SIGKILL if it does not in time."""
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            await asyncio.wait_for(self.proc.communicate(), timeout=5)
+        except (TimeoutError, OSError):
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+                    children = [int(p) for p in f.read().split()]
+                os.killpg(self.proc.pid, 9)
+                await self.proc.wait()
+                await _reap_cgroups(children)
+        finally:
+            self.remove_stage()
+
+
+class _Spares:
+    """Pre-spawned jails: at most one idle jail per configuration and event loop.
+
+    Taking a jail (``take``) starts its replacement in the background, so the next run
+    with the same configuration finds its jail already set up and its interpreter
+    already started, blocked reading its program from stdin. Each jail is used once.
+    Bounded: ``MAX_CONFIGS`` configurations per loop (least recently used dropped);
+    a spare older than ``MAX_IDLE_S`` is discarded rather than used. Spares end with
+    their loop when ``asyncio.run`` finishes it (it cancels the guard task), by
+    themselves on EOF when this process ends, or now with ``release_spares()``.
+    """
+
+    #: Configurations that keep a spare, per event loop.
+    MAX_CONFIGS = 4
+    #: A spare idle longer than this is replaced (it extends nsjail's backstop limit).
+    MAX_IDLE_S = 30.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[asyncio.AbstractEventLoop, dict[_JailSpec, _Jail]] = {}
+        self._filling: dict[asyncio.AbstractEventLoop, dict[_JailSpec, asyncio.Task[None]]] = {}
+        self._guards: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
+
+    async def take(self, spec: _JailSpec) -> _Jail:
+        """A started jail for ``spec``: the idle spare if there is a fresh one, else a
+        new one; either way a replacement spare is started in the background."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            jail = self._idle.setdefault(loop, {}).pop(spec, None)
+        if jail is not None and (jail.proc.returncode is not None
+                                 or time.monotonic() - jail.born > self.MAX_IDLE_S):
+            await jail.discard()
+            jail = None
+        self._refill(loop, spec)
+        return jail or await _Jail.start(spec)
+
+    def _refill(self, loop: asyncio.AbstractEventLoop, spec: _JailSpec) -> None:
+        filling = self._filling.setdefault(loop, {})
+        if spec in filling:
+            return
+
+        async def fill() -> None:
+            try:
+                jail = await _Jail.start(spec, idle_s=self.MAX_IDLE_S)
+            except asyncio.CancelledError:
+                # The loop is ending: asyncio killed nsjail mid-spawn, maybe after it
+                # made cgroups for its child.
+                await _reap_cgroups(_nsjail.stale_cgroup_pids())
+                raise
+            except (OSError, SandboxError) as e:
+                log.debug("could not pre-spawn a jail: %s", e)
+                return
+            finally:
+                filling.pop(spec, None)
+            with self._lock:
+                idle = self._idle.setdefault(loop, {})
+                old = idle.pop(spec, None)
+                idle[spec] = jail  # most recently used last
+                evicted = []
+                while len(idle) > self.MAX_CONFIGS:
+                    evicted.append(idle.pop(next(iter(idle))))
+            for j in [old, *evicted]:
+                if j is not None:
+                    await j.discard()
+
+        filling[spec] = loop.create_task(fill())
+        if loop not in self._guards:
+            self._guards[loop] = loop.create_task(self._guard(loop))
+
+    async def _guard(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Discards the loop's spares when it ends: ``asyncio.run`` cancels every task
+        left and runs the loop until they finish, so this cleans up before it closes."""
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self._guards.pop(loop, None)
+            await self.drain()
+            self._idle.pop(loop, None)
+            self._filling.pop(loop, None)
+
+    async def drain(self) -> None:
+        """Discard every spare of the running loop (and wait for pending ones)."""
+        loop = asyncio.get_running_loop()
+        while pending := list(self._filling.get(loop, {}).values()):
+            await asyncio.gather(*pending, return_exceptions=True)
+        with self._lock:
+            jails = list(self._idle.pop(loop, {}).values())
+        await asyncio.gather(*(j.discard() for j in jails))
+
+    def loops(self) -> list[asyncio.AbstractEventLoop]:
+        with self._lock:
+            return [lp for lp, idle in self._idle.items() if idle] + [
+                lp for lp, f in self._filling.items() if f]
+
+    def remove_all_stages(self) -> None:
+        """At exit: the spares end on EOF by themselves; their staging dirs must go."""
+        with self._lock:
+            for idle in self._idle.values():
+                for j in idle.values():
+                    j.remove_stage()
+
+
+_SPARES = _Spares()
+atexit.register(_SPARES.remove_all_stages)
+
+
+def release_spares() -> None:
+    """End all idle pre-spawned jails now and wait until they are gone (their
+    configurations get new spares on their next run). For tests and shutdown."""
+    for loop in set(_SPARES.loops()):
+        if loop.is_running():
+            fut = asyncio.run_coroutine_threadsafe(_SPARES.drain(), loop)
+            fut.result(timeout=30)
+
+
 # ----------------------------------------------------------------------------- sandbox
 
 
@@ -258,6 +455,9 @@ class Sandbox:
     and timeouts only) and warns loudly. ``languages`` restricts ``run_code`` to a
     subset of the language table; ``extra_ro_mounts`` are host paths the jail may read.
     All methods are safe to call from many threads and coroutines at once.
+    ``prespawn`` keeps the next jail of a configuration started and waiting for its
+    program (languages that read it from stdin: Python), so a run does not wait for
+    jail set-up and interpreter start-up; each jail still serves one run only.
     """
 
     def __init__(
@@ -270,8 +470,10 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         pool: SandboxPool | None = None,
         max_concurrency: int | None = None,
+        prespawn: bool = True,
     ) -> None:
         self.limits = limits or Limits()
+        self.prespawn = prespawn
         self.isolation: Isolation = isolation
         self.languages = (tuple(get_language(n).name for n in languages)
                           if languages is not None else None)
@@ -485,63 +687,79 @@ class Sandbox:
         rw_mounts: Sequence[str] = (),
     ) -> ExecResult:
         output_files = [_check_name(n) for n in output_files]
+        for name in files or ():
+            _check_name(name)
         full_env = {**_BASE_ENV, **self.env, **(env or {})}
         async with self.pool.slot():
-            with self._stage() as stage:
-                # The work dir is a size-capped tmpfs inside the jail, unless files must
-                # go in or come out: then it is a host dir (on /dev/shm) bind-mounted rw.
-                workdir = session_dir
-                if workdir is None and (files or output_files):
-                    workdir = os.path.join(stage, "work")
-                    os.mkdir(workdir, 0o700)
-                    os.chown(workdir, *_jail_owner())
-                if files:
-                    assert workdir is not None
-                    _write_tree(workdir, files, _jail_owner())
-                ro = [*ro_mounts, *self.extra_ro_mounts]
-                if src_files:
-                    src = os.path.join(stage, "src")
-                    os.mkdir(src, 0o755)
-                    _write_tree(src, src_files, None)
-                    ro.append(f"{src}:{SRCDIR}")
-                if self.nsjail is None:
+            if self.nsjail is None:
+                with self._stage() as stage:
+                    workdir = session_dir
+                    if workdir is None and (files or output_files):
+                        workdir = os.path.join(stage, "work")
+                        os.mkdir(workdir, 0o700)
+                    if files:
+                        assert workdir is not None
+                        _write_tree(workdir, files, None)
                     raw = await self._run_unjailed(command, limits, stdin, full_env, workdir,
                                                    stage)
                     raw_exit, raw_sig, nsjail_timeout = _decode_status(raw.returncode)
+                    return self._result(raw, raw_exit, raw_sig, nsjail_timeout, limits, lang,
+                                        workdir, output_files)
+            # The work dir is a size-capped tmpfs inside the jail, unless files must go
+            # in or come out: then it is a host dir (on /dev/shm) bind-mounted rw.
+            spec = _JailSpec(
+                nsjail=self.nsjail, command=tuple(command), limits=limits,
+                ro_mounts=(*ro_mounts, *self.extra_ro_mounts), rw_mounts=tuple(rw_mounts),
+                env=tuple(full_env.items()),
+                use_rlimit_as=lang.use_rlimit_as if lang else True,
+                host_workdir=bool(files or output_files) and session_dir is None)
+            # Only runs whose whole program arrives on stdin can use a jail started
+            # before the program was known; every jail still serves exactly one run.
+            reusable = (self.prespawn and session_dir is None and not src_files
+                        and lang is not None and lang.run_stdin is not None)
+            jail = await (_SPARES.take(spec) if reusable else
+                          _Jail.start(spec, session_dir=session_dir, src_files=src_files))
+            try:
+                workdir = session_dir or jail.workdir
+                if files:
+                    assert workdir is not None
+                    _write_tree(workdir, files, _jail_owner())
+                raw = await drive(jail.proc, stdin=_to_bytes(stdin),
+                                  wall_time_s=limits.wall_time_s,
+                                  max_output_bytes=limits.max_output_bytes,
+                                  on_cancel_kill=_cleanup_soon)
+                if raw.killed:
+                    await _reap_cgroups(raw.killed_children)
+                raw_exit, raw_sig, nsjail_timeout = _parse_log(jail.logfile, raw)
+                return self._result(raw, raw_exit, raw_sig, nsjail_timeout, limits, lang,
+                                    workdir, output_files)
+            finally:
+                if jail.proc.returncode is None:  # never driven (e.g. a bad file name)
+                    await jail.discard()
                 else:
-                    logfile = os.path.join(stage, "nsjail.log")
-                    rw = list(rw_mounts)
-                    if workdir is not None:
-                        rw.append(f"{workdir}:{WORKDIR}")
-                    argv = _nsjail.build_argv(
-                        self.nsjail, command, limits=limits, ro_mounts=ro, rw_mounts=rw,
-                        env=full_env, tmpfs_work=workdir is None, log_path=logfile,
-                        use_rlimit_as=lang.use_rlimit_as if lang else True)
-                    raw = await run_process(argv, stdin=_to_bytes(stdin),
-                                            wall_time_s=limits.wall_time_s,
-                                            max_output_bytes=limits.max_output_bytes,
-                                            on_cancel_kill=_cleanup_soon)
-                    if raw.killed:
-                        await _reap_cgroups(raw.killed_children)
-                    raw_exit, raw_sig, nsjail_timeout = _parse_log(logfile, raw)
-                result = ExecResult(
-                    exit_code=raw_exit if raw_sig is None else -raw_sig,
-                    stdout=raw.stdout.decode("utf-8", "replace"),
-                    stderr=raw.stderr.decode("utf-8", "replace"),
-                    timed_out=raw.timed_out or nsjail_timeout,
-                    output_truncated=raw.output_truncated,
-                    wall_time_s=raw.wall_time_s,
-                    isolation="none" if self.nsjail is None else "nsjail",
-                    signal=raw_sig,
-                )
-                self._classify_kill(result, raw, limits, lang)
-                if workdir is not None:
-                    cap = limits.max_file_mb * 1024 * 1024
-                    for name in output_files:
-                        data = _read_regular(workdir, name, cap)
-                        if data is not None:
-                            result.files[name] = data
-                return result
+                    jail.remove_stage()
+
+    def _result(self, raw: RawResult, raw_exit: int, raw_sig: int | None,
+                nsjail_timeout: bool, limits: Limits, lang: Language | None,
+                workdir: str | None, output_files: Sequence[str]) -> ExecResult:
+        result = ExecResult(
+            exit_code=raw_exit if raw_sig is None else -raw_sig,
+            stdout=raw.stdout.decode("utf-8", "replace"),
+            stderr=raw.stderr.decode("utf-8", "replace"),
+            timed_out=raw.timed_out or nsjail_timeout,
+            output_truncated=raw.output_truncated,
+            wall_time_s=raw.wall_time_s,
+            isolation="none" if self.nsjail is None else "nsjail",
+            signal=raw_sig,
+        )
+        self._classify_kill(result, raw, limits, lang)
+        if workdir is not None:
+            cap = limits.max_file_mb * 1024 * 1024
+            for name in output_files:
+                data = _read_regular(workdir, name, cap)
+                if data is not None:
+                    result.files[name] = data
+        return result
 
     def _classify_kill(self, r: ExecResult, raw: RawResult, limits: Limits,
                        lang: Language | None) -> None:
@@ -648,6 +866,7 @@ def _check_isolation() -> str:
     probe = Sandbox.__new__(Sandbox)
     probe.limits, probe.env, probe.extra_ro_mounts = Limits(wall_time_s=10), {}, ()
     probe.pool, probe.nsjail, probe.languages = SandboxPool(1), path, None
+    probe.prespawn = False
     try:
         r = _LoopThread.run(probe._arun(["/usr/bin/env"], stdin=b"", files=None, output_files=(),
                                         limits=None, env=None, session_dir=None))

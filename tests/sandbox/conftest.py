@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from gym_llm.sandbox import Limits, Sandbox
+from gym_llm.sandbox.core import release_spares
 
 
 def processes_matching(marker: str) -> list[int]:
@@ -61,7 +62,9 @@ class Host:
     marker: str
 
     def assert_healthy(self) -> None:
-        # Our own process tree: only the sandbox's event-loop machinery, no jails.
+        # Pre-spawned jails never ran anything; end them so that what is left of our
+        # process tree must be the sandbox's event-loop machinery only, no jails.
+        release_spares()
         deadline = time.monotonic() + 2.0
         while True:
             leftover = [p for p in descendants(os.getpid()) if "nsjail" in _cmd(p)]

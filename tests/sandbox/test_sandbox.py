@@ -6,6 +6,7 @@ import asyncio
 import os
 import stat
 import threading
+import time
 import warnings
 
 import pytest
@@ -355,3 +356,33 @@ def test_warning_free_default_construction():
 def test_missing_program_is_exit_127(sb):
     r = sb.run(["/no/such/program"])
     assert r.exit_code == 127 and "/no/such/program" in r.stderr and not r.memory_exceeded
+
+
+def test_prespawned_jail_is_fresh_used_once_and_released(sb, host):
+    from tests.sandbox.conftest import descendants
+
+    def jails() -> set[int]:
+        return {p for p in descendants(os.getpid()) if "nsjail" in _cmdline(p)}
+
+    code = ("import os\nprint(sorted(os.listdir('/tmp')), os.getpid())\n"
+            "open('/tmp/left', 'w').write('x')")
+    first = sb.run_code("python", code)
+    assert first.stdout == "[] 1\n", first.stderr
+    deadline = time.monotonic() + 10
+    while not jails() and time.monotonic() < deadline:  # the spare is being started
+        time.sleep(0.01)
+    spares = jails()
+    assert len(spares) == 1  # one idle jail per configuration, not one per run
+    second = sb.run_code("python", code)  # runs in that spare: a fresh, empty jail
+    assert second.stdout == "[] 1\n", second.stderr
+    assert spares.isdisjoint(jails())  # used once: the spare that ran is gone
+    core.release_spares()
+    assert not jails()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
