@@ -18,8 +18,8 @@ Two APIs:
   slot is reset at once; the returned observation is the new prompt and the
   slot's info holds the new episode's reset info plus ``final_obs`` and
   ``final_info``. Observations and infos are lists (one entry per slot);
-  rewards and flags are numpy arrays. An action of ``None`` leaves its slot
-  untouched in that call.
+  rewards and flags are numpy arrays; each step info also names the slot's
+  ``env_id``. An action of ``None`` leaves its slot untouched in that call.
 
 ``vectorization_mode="sync"`` steps slots one after another with ``env.step``;
 ``"async"`` (default) steps them concurrently with ``env.astep`` on one event
@@ -235,12 +235,17 @@ class VectorLLMEnv:
         return run_sync(self.areset(seed=seed, options=options))
 
     async def _autoreset_step(self, slot: int, result: tuple) -> tuple:
-        obs, reward, terminated, truncated, info = result
+        obs, reward, terminated, truncated, info = self._label(slot, result)
         if terminated or truncated:
             new_obs, reset_info = await self.areset_at(slot)
             info = {**reset_info, "final_obs": obs, "final_info": info}
             obs = new_obs
         return obs, reward, terminated, truncated, info
+
+    def _label(self, slot: int, result: tuple) -> tuple:
+        """A batch step's info names the slot's env id (mixtures mix domains)."""
+        obs, reward, terminated, truncated, info = result
+        return obs, reward, terminated, truncated, {"env_id": self._current[slot], **info}
 
     def _pack(self, results: list[tuple]) -> tuple:
         return (
@@ -310,7 +315,7 @@ class SyncVectorLLMEnv(VectorLLMEnv):
             if a is None:
                 results.append(([], 0.0, False, False, {"skipped": True}))
                 continue
-            result = self.step_at(i, a)
+            result = self._label(i, self.step_at(i, a))
             if result[2] or result[3]:
                 obs, info = self.reset_at(i)
                 result = (obs, result[1], result[2], result[3],

@@ -135,8 +135,8 @@ def _finite(x: float) -> float | None:
     return x if isinstance(x, int | float) and math.isfinite(x) else None
 
 
-def _open(path: str | os.PathLike, mode: str) -> IO[str]:
-    if str(path).endswith(".gz"):
+def _open(path: str | os.PathLike, mode: str, gz: bool | None = None) -> IO[str]:
+    if str(path).endswith(".gz") if gz is None else gz:
         return gzip.open(path, mode + "t", encoding="utf-8")
     return open(path, mode, encoding="utf-8")
 
@@ -149,7 +149,7 @@ def write_jsonl(trajectories: Iterable[Trajectory], path: str | os.PathLike) -> 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     n = 0
-    with _open(tmp, "w") as f:
+    with _open(tmp, "w", gz=path.name.endswith(".gz")) as f:
         for t in trajectories:
             f.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
             n += 1

@@ -75,22 +75,26 @@ class AddToolEnv(ToolEnv):
 
 
 class SlowEnv(LLMEnv):
-    """Each step awaits ``delay`` seconds (``slow_delay`` for tasks whose index
-    is 0) and records ``(task_index, turn, "start"/"end", time)`` in
+    """Each step awaits ``delay`` seconds (``slow_delay`` for task index 0 of
+    the split) and records ``(task_id, turn, "start"/"end", time)`` in
     :attr:`events`; never ends before ``max_turns``."""
 
-    events: ClassVar[list[tuple[int, int, str, float]]] = []
+    events: ClassVar[list[tuple[str, int, str, float]]] = []
 
     def __init__(self, split: str = "train", seed: int | None = None, max_turns: int = 3,
                  delay: float = 0.0, slow_delay: float = 1.0):
         super().__init__(echo_tasks(), split=split, seed=seed, max_turns=max_turns)
         self.delay, self.slow_delay = delay, slow_delay
+        self.slow_task = self.task_set.get(self.split, 0).id
 
     async def arespond(self, message: dict[str, Any]) -> Turn:
-        index = self.task.metadata.get("index", self.task_set.by_split[self.split].index(self.task))
-        SlowEnv.events.append((index, self.turn, "start", time.monotonic()))
-        await asyncio.sleep(self.slow_delay if index == 0 else self.delay)
-        SlowEnv.events.append((index, self.turn, "end", time.monotonic()))
+        SlowEnv.events.append((self.task.id, self.turn, "start", time.monotonic()))
+        await asyncio.sleep(self.slow_delay if self.task.id == self.slow_task else self.delay)
+        SlowEnv.events.append((self.task.id, self.turn, "end", time.monotonic()))
+        return Turn(messages=[{"role": "user", "content": "continue"}], reward=1.0)
+
+    def respond(self, message: dict[str, Any]) -> Turn:
+        time.sleep(self.slow_delay if self.task.id == self.slow_task else self.delay)
         return Turn(messages=[{"role": "user", "content": "continue"}], reward=1.0)
 
 
