@@ -21,7 +21,7 @@ from gym_llm.tasks import Task, TaskList, TaskSet, content_hash
 
 from .harness import POLICY, Steps
 from .problems import FunctionProblem, StdioProblem, function_problems, stdio_problems
-from .verify import TestPolicy, averify, function_steps, stdio_steps, verify
+from .verify import GradingPolicy, averify, function_steps, stdio_steps, verify
 
 __all__ = [
     "CodeEnv", "PythonFunctionsEnv", "StdioEnv", "function_task", "stdio_task", "split_of",
@@ -54,7 +54,7 @@ class CodeEnv(SingleTurnEnv):
     Keyword arguments (all environments):
 
     * ``tests`` (``"both"``): hidden tests are the fixed ones, ``"random"``
-      fresh ones, or both (see :class:`~gym_llm_code.verify.TestPolicy`);
+      fresh ones, or both (see :class:`~gym_llm_code.verify.GradingPolicy`);
     * ``random_tests`` (10): random hidden tests per episode;
     * ``rotation_seed`` (``None``): ``None`` draws a fresh rotation of random
       tests each episode from the environment's RNG (so it is fixed by the
@@ -89,7 +89,7 @@ class CodeEnv(SingleTurnEnv):
         sandbox: Sandbox | Mapping[str, Any] | None = None,
         render_mode: str | None = None,
     ):
-        self.policy = TestPolicy(
+        self.policy = GradingPolicy(
             tests=tests, random_tests=random_tests, test_timeout_s=test_timeout_s,  # type: ignore[arg-type]
             budget_s=time_budget_s, reward=reward,  # type: ignore[arg-type]
         )

@@ -18,7 +18,7 @@ are cached per (problem, rotation).
 
 Reward components: ``pass_rate`` (fraction of hidden tests passed) and
 ``passed`` (1.0 when all passed). The score is one of them, per
-:attr:`TestPolicy.reward`. Public examples never count toward the reward;
+:attr:`GradingPolicy.reward`. Public examples never count toward the reward;
 their results make the feedback of multi-turn episodes.
 """
 
@@ -42,7 +42,7 @@ from .judge import first_difference
 from .problems import FunctionProblem, StdioProblem
 
 __all__ = [
-    "TestPolicy", "LANGUAGE_TAGS", "extract_answer", "function_steps", "stdio_steps",
+    "GradingPolicy", "LANGUAGE_TAGS", "extract_answer", "function_steps", "stdio_steps",
     "verify", "averify", "Verdict", "score_verdicts",
 ]
 
@@ -59,7 +59,7 @@ _CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True)
-class TestPolicy:
+class GradingPolicy:
     """How hidden tests are drawn, run and scored.
 
     ``tests``: ``fixed`` (the problem's hand-written hidden tests), ``random``
@@ -166,7 +166,7 @@ def stdio_verdict(expected: str, result: dict[str, Any]) -> Verdict:
     return Verdict(False, f"wrong answer: {diff}", _clean(result["stdout"], 200))
 
 
-def score_verdicts(hidden: Sequence[Verdict], policy: TestPolicy, info: dict[str, Any]) -> RewardResult:
+def score_verdicts(hidden: Sequence[Verdict], policy: GradingPolicy, info: dict[str, Any]) -> RewardResult:
     """The reward of a set of hidden-test verdicts."""
     n = len(hidden)
     k = sum(v.ok for v in hidden)
@@ -216,7 +216,7 @@ def rotation_seeds(name: str, rotation: int, n: int) -> list[str]:
 
 
 def _reference_generation(
-    kind: Literal["call", "stdio"], problem: FunctionProblem | StdioProblem, rotation: int, policy: TestPolicy
+    kind: Literal["call", "stdio"], problem: FunctionProblem | StdioProblem, rotation: int, policy: GradingPolicy
 ) -> Steps[tuple[list, list] | str]:
     """Fresh random inputs and the reference's outputs for them: ``(inputs,
     expected)``, or an error text when the reference itself failed."""
@@ -259,7 +259,7 @@ def _public_feedback(lines: list[str], all_public_ok: bool, language_hint: str) 
     return "\n".join([head, *lines, f"Fix the code and answer again with the complete program in a {language_hint} block."])
 
 
-def function_steps(problem: FunctionProblem, text: str, rotation: int, policy: TestPolicy) -> Steps[RewardResult]:
+def function_steps(problem: FunctionProblem, text: str, rotation: int, policy: GradingPolicy) -> Steps[RewardResult]:
     """Verify an answer to a bundled function task (see the module docstring)."""
     answer = extract_answer(text, ("python",))
     if answer is None:
@@ -307,7 +307,7 @@ def function_steps(problem: FunctionProblem, text: str, rotation: int, policy: T
     return result
 
 
-def stdio_steps(problem: StdioProblem, text: str, rotation: int, policy: TestPolicy,
+def stdio_steps(problem: StdioProblem, text: str, rotation: int, policy: GradingPolicy,
                 languages: Sequence[str] = ("python", "cpp")) -> Steps[RewardResult]:
     """Verify an answer (Python or C++, by its fence tag) to a stdin/stdout task."""
     answer = extract_answer(text, languages)

@@ -96,7 +96,7 @@ def decode(j, depth=0):
     Never runs code from the data; raises ``ValueError`` on malformed input
     (an unhashable set member or dict key, an unknown tag, too deep nesting).
     """
-    if depth > MAX_DEPTH:
+    if depth > MAX_DEPTH + 1:  # encode puts its marker one level below the cap
         raise ValueError("nesting too deep")
     if j is None or isinstance(j, bool | int | str):
         return j
