@@ -59,6 +59,7 @@ from .tasks import check_split
 __all__ = [
     "pass_at_k", "EvalEnv", "env_set", "resolve_checkpoint", "SampleStore", "aggregate",
     "contamination_warnings", "evaluate", "write_report", "plot_results", "main", "slug",
+    "difficulty_labels",
     "ContaminationError",
 ]
 
@@ -139,6 +140,31 @@ def _summary(groups: Mapping[str, list[dict[str, Any]]], k: int) -> dict[str, An
     }
 
 
+#: More distinct task difficulties than this are reported in bins of
+#: :data:`DIFFICULTY_BIN` (datasets whose tasks each carry their own difficulty).
+MAX_DIFFICULTY_LEVELS = 6
+DIFFICULTY_BIN = 0.25
+
+
+def difficulty_labels(values: Iterable[float]) -> dict[float, str]:
+    """The ``by_difficulty`` key of each difficulty: the value itself
+    (``"0.5"``) when there are at most :data:`MAX_DIFFICULTY_LEVELS` distinct
+    values, else its bin (``"0.25-0.5"``; the last bin includes 1.0)."""
+    distinct = sorted(set(values))
+    if len(distinct) <= MAX_DIFFICULTY_LEVELS:
+        return {d: f"{d:g}" for d in distinct}
+    bins = round(1 / DIFFICULTY_BIN)
+    out = {}
+    for d in distinct:
+        i = min(int(d / DIFFICULTY_BIN), bins - 1)
+        out[d] = f"{i * DIFFICULTY_BIN:g}-{(i + 1) * DIFFICULTY_BIN:g}"
+    return out
+
+
+def _bucket_start(label: str) -> float:
+    return float(label.split("-")[0])
+
+
 def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, Any]]:
     """``results.json`` from sample rows (each with ``eval_key``, ``env_id``,
     ``group_id`` (one per task), ``difficulty``, ``reward``, ``correct``, ``reward_components``,
@@ -150,7 +176,7 @@ def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, 
     ``pass@1``, ``pass@k`` and ``pass_at`` (``{j: pass@j}`` for j = 1, 2,
     4, ... k), ``reward_components`` (mean of each named part over the samples
     that report it), ``by_difficulty`` (the same reward/pass figures per task
-    difficulty), ``mean_turns``, ``mean_generated_tokens``,
+    difficulty, keyed by :func:`difficulty_labels`), ``mean_turns``, ``mean_generated_tokens``,
     ``truncated_fraction`` and ``reward_errors`` (samples whose environment
     failed to score; their reward is not trustworthy).
     """
@@ -161,11 +187,12 @@ def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, 
     for key in sorted(by_key):
         rows = by_key[key]
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        by_diff: dict[float, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+        by_diff: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
         components: dict[str, list[float]] = defaultdict(list)
+        label = difficulty_labels([float(r.get("difficulty") or 0.0) for r in rows])
         for r in rows:
             groups[r["group_id"]].append(r)
-            by_diff[round(float(r.get("difficulty") or 0.0), 4)][r["group_id"]].append(r)
+            by_diff[label[float(r.get("difficulty") or 0.0)]][r["group_id"]].append(r)
             for name, value in (r.get("reward_components") or {}).items():
                 if isinstance(value, int | float) and math.isfinite(value):
                     components[name].append(float(value))
@@ -174,8 +201,8 @@ def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, 
             num_samples=len(rows),
             reward_components={name: _mean(v) for name, v in sorted(components.items())},
             by_difficulty={
-                f"{d:g}": {key_: v for key_, v in _summary(g, k).items() if key_ not in ("k", "pass_at")}
-                for d, g in sorted(by_diff.items())
+                d: {key_: v for key_, v in _summary(g, k).items() if key_ not in ("k", "pass_at")}
+                for d, g in sorted(by_diff.items(), key=lambda item: _bucket_start(item[0]))
             },
             mean_turns=_mean([float(r.get("num_turns") or 0) for r in rows]),
             mean_generated_tokens=_mean([float(sum(r.get("loss_mask") or [])) for r in rows]),
@@ -678,8 +705,8 @@ def plot_results(out_dir: str | os.PathLike, results: Mapping[str, Mapping[str, 
     fig, (ax_r, ax_p) = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
     for key in keys:
         by = results[key].get("by_difficulty") or {}
-        ds = sorted(by, key=float)
-        xs = [float(d) for d in ds]
+        ds = sorted(by, key=_bucket_start)
+        xs = [sum(map(float, d.split("-"))) / len(d.split("-")) for d in ds]  # a bin's middle
         ax_r.plot(xs, [by[d]["mean_reward"] or 0.0 for d in ds], marker="o", label=key)
         ax_p.plot(xs, [by[d]["pass@1"] or 0.0 for d in ds], marker="o", label=key)
     ax_r.set_xlabel("task difficulty")

@@ -13,6 +13,7 @@ from gym_llm.evaluate import (
     SampleStore,
     aggregate,
     contamination_warnings,
+    difficulty_labels,
     env_set,
     pass_at_k,
     resolve_checkpoint,
@@ -80,6 +81,15 @@ def test_aggregate_against_hand_computed_figures() -> None:
     assert e["mean_generated_tokens"] == 2.0 and e["mean_turns"] == 1.0
     assert e["reward_errors"] == 0 and res["f"]["reward_errors"] == 4
     assert res["f"]["pass@k"] == 0.0
+
+
+def test_difficulty_labels_bin_many_levels() -> None:
+    assert difficulty_labels([0.0, 0.5, 1.0, 0.5]) == {0.0: "0", 0.5: "0.5", 1.0: "1"}
+    many = [0.0, 0.05, 0.2, 0.25, 0.4, 0.6, 0.9, 1.0]
+    assert difficulty_labels(many) == {0.0: "0-0.25", 0.05: "0-0.25", 0.2: "0-0.25", 0.25: "0.25-0.5",
+                                       0.4: "0.25-0.5", 0.6: "0.5-0.75", 0.9: "0.75-1", 1.0: "0.75-1"}
+    rows = [_row("e", f"t{i}", float(i % 2), difficulty=d) for i, d in enumerate(many)]
+    assert list(aggregate(rows, k=1)["e"]["by_difficulty"]) == ["0-0.25", "0.25-0.5", "0.5-0.75", "0.75-1"]
 
 
 def test_env_set_shapes() -> None:
