@@ -30,9 +30,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-#: Sections appear in this order (the layers of the stack, bottom up); any
-#: other ``bench_*.py`` follows, alphabetically.
-ORDER = ("core", "sandbox", "math", "code", "longctx", "rollout", "trainer")
+#: Sections appear in this order (the layers of the stack, bottom up), a
+#: benchmark placed by the first entry its name starts with (``math_verify``
+#: goes with ``math``); any other ``bench_*.py`` follows; ties by name.
+ORDER = ("core", "sandbox", "math", "code", "tool", "longctx", "rollout", "trainer")
 
 #: Lines of stderr kept in RESULTS.md for a failed benchmark.
 STDERR_TAIL_LINES = 30
@@ -77,7 +78,8 @@ def discover(bench_dir: Path, only: list[str] | None = None) -> list[Path]:
         found = {n: p for n, p in found.items() if n in wanted}
 
     def key(name: str) -> tuple[int, str]:
-        return (ORDER.index(name) if name in ORDER else len(ORDER), name)
+        rank = next((i for i, layer in enumerate(ORDER) if name.startswith(layer)), len(ORDER))
+        return (rank, name)
 
     return [found[n] for n in sorted(found, key=key)]
 

@@ -18,6 +18,8 @@ def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
     bench = tmp_path / "benchmarks"
     bench.mkdir()
     _bench(bench, "zeta", "print('## zeta\\n\\n| x | 1.0 |')\n")
+    _bench(bench, "trainer_vs_trl", "print('## trainer_vs_trl')\n")
+    _bench(bench, "math_verify", "print('## math_verify')\n")
     _bench(bench, "core", "print('## core\\n\\nfigure 42 ops/s')\n")
     _bench(bench, "broken", "import sys\nprint('partial line')\nsys.exit('boom: the verifier crashed')\n")
     _bench(bench, "hangs", "import time\ntime.sleep(60)\n")
@@ -33,8 +35,10 @@ def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
     assert "run_all.py --dir" in text
     assert "cores (`nproc`)" in text
     assert "- Date: 20" in text
-    # fixed order: core first (known layer), then the others alphabetically
-    assert text.index("## core") < text.index("## broken") < text.index("## hangs") < text.index("## zeta")
+    # layers first (by name prefix), then the others alphabetically
+    order = ["## core", "## math_verify", "## trainer_vs_trl", "## broken", "## hangs", "## zeta"]
+    positions = [text.index(section) for section in order]
+    assert positions == sorted(positions)
     assert "figure 42 ops/s" in text and "| x | 1.0 |" in text
     assert "| [broken](#broken) | failed (exit 1) |" in text
     assert "boom: the verifier crashed" in text and "partial line" in text
