@@ -27,6 +27,8 @@ T = TypeVar("T")
 
 #: Measuring rounds before :func:`fit` stops growing and only shrinks.
 MAX_FIT_ROUNDS = 8
+#: Estimated tokens of filler measured first to rescale the estimates.
+CALIBRATION_TOKENS = 32768
 
 
 class ContextTooSmall(ValueError):
@@ -69,13 +71,12 @@ class Filler(Generic[T]):
                 self.cum.append(total)
             self.items.extend(new)
 
-    def calibrate(self, counter: TokenCounter, items: int = 256) -> float:
-        """``counter``'s tokens per estimated token on the first ``items`` items
-        (1.0 when ``counter`` is the estimator): a cheap first rescaling."""
+    def calibrate(self, counter: TokenCounter, tokens: float) -> float:
+        """``counter``'s tokens per estimated token on the first items worth
+        about ``tokens`` estimated tokens (1.0 when ``counter`` is the estimator)."""
         if counter is self.estimator:
             return 1.0
-        self.grow_to_cost(0)
-        k = min(items, len(self.items))
+        k = max(1, self.fitting(0, tokens))
         sample = "".join(self.text_of(i) * self.weight_of(i) for i in self.items[:k])
         return max(counter.count(sample), 1) / max(self.cum[k], 1)
 
@@ -134,7 +135,9 @@ def fit(target: int, filler: Filler, build: Callable[[int], str], counter: Token
             f"context_tokens={target} is too small: the instructions, question and inserted facts "
             f"alone measure {frame} tokens ({counter.name})"
         )
-    ratio = filler.calibrate(counter)  # measured filler tokens per estimated token
+    # Measured filler tokens per estimated token; the sample is the whole guess
+    # for short prompts and a quarter of it for 128k ones.
+    ratio = filler.calibrate(counter, min(target - frame, CALIBRATION_TOKENS))
     n = filler.fitting(0, (target - frame) / ratio)
     best: Fitted | None = None
     for _ in range(MAX_FIT_ROUNDS):
