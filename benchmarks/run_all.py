@@ -49,6 +49,7 @@ class BenchRun:
     stdout: str
     stderr: str
     wall_s: float
+    load_before: float  # 1-minute load average when it started: timings under load are suspect
 
     @property
     def ok(self) -> bool:
@@ -86,6 +87,7 @@ def discover(bench_dir: Path, only: list[str] | None = None) -> list[Path]:
 
 def run_one(path: Path, timeout_s: float, cwd: Path) -> BenchRun:
     """Run one benchmark script with this interpreter; never raises."""
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -100,7 +102,7 @@ def run_one(path: Path, timeout_s: float, cwd: Path) -> BenchRun:
     except OSError as e:
         code, out, err = 127, "", f"[run_all] could not start: {e}"
     return BenchRun(path.stem.removeprefix("bench_"), path, code, out, err,
-                    time.perf_counter() - start)
+                    time.perf_counter() - start, load)
 
 
 def _text(data: bytes | str | None) -> str:
@@ -148,10 +150,14 @@ def render(runs: list[BenchRun], command: str, when: datetime.datetime, host: st
         f"- Machine: {host}",
         f"- Date: {when.strftime('%Y-%m-%d %H:%M %Z').strip()}",
         "",
-        "| benchmark | status | wall time (s) |",
-        "|---|---|---|",
+        "Load average is the machine's 1-minute load when each benchmark started: above the core "
+        "count, other work shared the CPUs and the timings are pessimistic.",
+        "",
+        "| benchmark | status | wall time (s) | load average before |",
+        "|---|---|---|---|",
     ]
-    lines += [f"| [{r.name}](#{r.name}) | {r.status} | {r.wall_s:.1f} |" for r in runs]
+    lines += [f"| [{r.name}](#{r.name}) | {r.status} | {r.wall_s:.1f} | {r.load_before:.2f} |"
+              for r in runs]
     for r in runs:
         lines += ["", "---", "", f'<a id="{r.name}"></a>', ""]
         if r.ok:

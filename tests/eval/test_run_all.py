@@ -40,11 +40,11 @@ def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
     positions = [text.index(section) for section in order]
     assert positions == sorted(positions)
     assert "figure 42 ops/s" in text and "| x | 1.0 |" in text
-    assert "| [broken](#broken) | failed (exit 1) |" in text
+    assert "| [broken](#broken) | failed (exit 1) | " in text
     assert "boom: the verifier crashed" in text and "partial line" in text
-    assert "| [hangs](#hangs) | timed out |" in text
-    assert "| [silent](#silent) | failed (no output) |" in text
-    assert "| [core](#core) | ok |" in text
+    assert "| [hangs](#hangs) | timed out | " in text
+    assert "| [silent](#silent) | failed (no output) | " in text
+    assert "| [core](#core) | ok | " in text
 
 
 def test_run_all_only_and_unknown_name(tmp_path: Path) -> None:
