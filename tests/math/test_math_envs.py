@@ -4,11 +4,13 @@ splits, attempts, reward shape and registration."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 
 import pytest
 from gym_llm_math.envs import resolve_attempts
-from gym_llm_math.plugin import ENVIRONMENTS
+from gym_llm_math.plugin import ENVIRONMENTS, gym_llm_doctor
 
 import gym_llm
 
@@ -141,3 +143,20 @@ def test_system_prompt_asks_for_a_boxed_answer():
     obs, _ = gym_llm.make("math/WordProblems-v0").reset(seed=0)
     assert obs[0]["role"] == "system" and "\\boxed{}" in obs[0]["content"]
     assert not re.search(r"\d", obs[0]["content"])
+
+
+def test_making_and_stepping_on_numbers_never_imports_sympy():
+    code = (
+        "import sys, gym_llm\n"
+        "for i in ['math/Arithmetic-v0', 'math/Algebra-v0', 'math/WordProblems-v0', 'math/Dataset-v0',"
+        " 'math/PythonTool-v0']:\n"
+        "    env = gym_llm.make(i); env.reset(seed=0); env.step('\\\\boxed{1}')\n"
+        "print(sorted(m for m in ('sympy', 'math_verify', 'torch') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_doctor_row():
+    (row,) = gym_llm_doctor()
+    assert row["name"] == "math: math-verify worker" and row["ok"], row

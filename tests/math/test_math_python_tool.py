@@ -105,3 +105,12 @@ def test_a_sandbox_that_cannot_run_is_a_reward_error():
     env.reset(seed=0)
     _, reward, term, _, info = env.step(call("print(1)"))
     assert reward == 0.0 and term and "sandbox" in info["reward_error"]
+
+
+def test_dataset_source():
+    env = gym_llm.make("math/PythonTool-v0", source="dataset", split="heldout")
+    env.reset(options={"task_index": 0})
+    task = env.unwrapped.task
+    assert task.split == "heldout" and env.step(f"\\boxed{{{task.answer}}}")[1] == 1.0
+    with pytest.raises(ValueError, match="unknown source"):
+        gym_llm.make("math/PythonTool-v0", source="geometry")

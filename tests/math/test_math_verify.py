@@ -18,14 +18,6 @@ from math_equivalence_table import TABLE
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def slow_verifier():
-    """The same verifier with the fast path off: math-verify judges everything."""
-    v = Verifier(fast_path=False)
-    yield v
-    v.close()
-
-
 def boxed(answer: str) -> str:
     return f"Let me work it out step by step. The answer is $\\boxed{{{answer}}}$."
 
