@@ -51,14 +51,14 @@ def test_run_all_only_and_unknown_name(tmp_path: Path) -> None:
     bench = tmp_path / "benchmarks"
     bench.mkdir()
     _bench(bench, "core", "print('## core ok')\n")
-    _bench(bench, "other", "raise SystemExit(3)\n")
+    _bench(bench, "extra", "raise SystemExit(3)\n")
     out = tmp_path / "R.md"
     ok = subprocess.run(
         [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--only", "core"],
         capture_output=True, text=True, timeout=60,
     )
     assert ok.returncode == 0, ok.stderr
-    assert "## core ok" in out.read_text() and "other" not in out.read_text()
+    assert "## core ok" in out.read_text() and "extra" not in out.read_text()
     bad = subprocess.run(
         [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--only", "nope"],
         capture_output=True, text=True, timeout=60,
