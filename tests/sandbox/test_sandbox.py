@@ -364,6 +364,7 @@ def test_prespawned_jail_is_fresh_used_once_and_released(sb, host):
     def jails() -> set[int]:
         return {p for p in descendants(os.getpid()) if "nsjail" in _cmdline(p)}
 
+    core.release_spares()  # spares of earlier tests' configurations
     code = ("import os\nprint(sorted(os.listdir('/tmp')), os.getpid())\n"
             "open('/tmp/left', 'w').write('x')")
     first = sb.run_code("python", code)
