@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import time
@@ -27,17 +28,30 @@ def _ms(xs: list[float]) -> str:
     return f"{statistics.median(xs) * 1000:.1f}"
 
 
-def latency(sb: Sandbox, py: str, n: int) -> tuple[list[float], list[float]]:
+def _cpu() -> float:
+    """CPU seconds of this process (all threads) plus its reaped descendants."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def latency(sb: Sandbox, py: str, n: int) -> tuple[list[float], list[float], float, float]:
+    """Interleaved wall times, and mean CPU per run (host side + jail, all processes).
+
+    CPU is what bounds throughput on saturated cores and, unlike wall time, barely
+    moves with other load on the machine. A pre-spawned jail's start-up is paid in
+    the background and reaped later, so CPU is averaged over all runs, not per run."""
     bare, jailed = [], []
+    cpu_bare = cpu_jailed = 0.0
     for _ in range(n):
-        t0 = time.perf_counter()
+        c0, t0 = _cpu(), time.perf_counter()
         subprocess.run([py, "-c", "pass"], check=True)
         bare.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
+        c1, t1 = _cpu(), time.perf_counter()
         r = sb.run_code("python", "pass")
-        jailed.append(time.perf_counter() - t0)
+        jailed.append(time.perf_counter() - t1)
+        cpu_bare, cpu_jailed = cpu_bare + c1 - c0, cpu_jailed + _cpu() - c1
         assert r.ok, r
-    return bare, jailed
+    return bare, jailed, cpu_bare / n, cpu_jailed / n
 
 
 async def _bare_many(py: str, runs: int, conc: int) -> None:
@@ -98,6 +112,9 @@ def breakdown(py: str, n: int) -> list[tuple[str, float]]:
                                          "pass"],
         "nsjail, python, narrow mounts (no dist-packages)": [*base, "--iface_no_lo", *narrow,
                                                              "--", py, "-c", "pass"],
+        "bare `python3 -S -c pass`": [py, "-S", "-c", "pass"],
+        "nsjail, python -S, narrow mounts": [*base, "--iface_no_lo", *narrow, "--", py, "-S",
+                                             "-c", "pass"],
     }
     times: dict[str, list[float]] = {k: [] for k in variants}
     for _ in range(n):
@@ -116,9 +133,12 @@ def main() -> None:
     py = python_executable()
     sb = Sandbox()
     sb.run_code("python", "pass")  # warm caches (ldd, stdlib paths)
-    bare, jailed = latency(sb, py, args.n)
+    bare, jailed, cpu_bare, cpu_jailed = latency(sb, py, args.n)
     ratio = statistics.median(jailed) / statistics.median(bare)
     tb, tj = throughput(sb, py, args.throughput_runs)
+    cold = Sandbox(prespawn=False)
+    bare_c, cold_c, _, _ = latency(cold, py, max(10, args.n // 2))
+    ratio_c = statistics.median(cold_c) / statistics.median(bare_c)
     rows = breakdown(py, max(10, args.n // 3))
     print("## Sandbox (gym_llm.sandbox)\n")
     print(f"Machine: {os.cpu_count()} cores, {platform.platform()}, nsjail "
@@ -129,10 +149,17 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     print(f"| trivial Python, median latency (ms, interleaved n={args.n}) | {_ms(bare)} | "
           f"{_ms(jailed)} | {ratio:.2f}x | <= 1.5x | {'yes' if ratio <= 1.5 else 'NO'} |")
+    print(f"| same, `Sandbox(prespawn=False)` (n={len(cold_c)}) | {_ms(bare_c)} | "
+          f"{_ms(cold_c)} | {ratio_c:.2f}x | | |")
+    cr = cpu_jailed / cpu_bare
+    print(f"| CPU per trivial Python run, host + jail (ms, mean) | {cpu_bare * 1000:.1f} | "
+          f"{cpu_jailed * 1000:.1f} | {cr:.2f}x | (bounds throughput: 1/ratio) | |")
     tr = tj / tb
     print(f"| throughput, {args.throughput_runs} runs, {sb.pool.max_concurrency} concurrent "
           f"(runs/s) | {tb:.1f} | {tj:.1f} | {tr:.2f}x | >= 0.8x | "
           f"{'yes' if tr >= 0.8 else 'NO'} |")
+    print(f"\nDate: {time.strftime('%Y-%m-%d %H:%M')}. Wall-clock ratios move with other load on "
+          "the machine; the CPU ratio is the steadier figure.")
     print("\nWhere the time goes (raw nsjail command lines, median ms, interleaved):\n")
     print("| variant | ms |")
     print("|---|---|")
