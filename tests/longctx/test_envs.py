@@ -169,3 +169,15 @@ def test_same_seed_same_task_and_rewards():
     b = gym_llm.make("longctx/MultiHopQA-v0", seed=11)
     assert a.reset()[0] == b.reset()[0]
     assert a.step("\\boxed{Nowhere}")[1:] == b.step("\\boxed{Nowhere}")[1:]
+
+
+@pytest.mark.parametrize("env_id", ["longctx/Needle-v0", "longctx/DocNavigator-v0"])
+def test_envs_pickle_mid_episode(env_id):
+    """Worker pools ship environments by pickle: a copy continues identically."""
+    import pickle
+
+    env = gym_llm.make(env_id, seed=5)
+    env.reset()
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.unwrapped.task.id == env.unwrapped.task.id
+    assert copy.step("\\boxed{1234567}")[1:] == env.step("\\boxed{1234567}")[1:]

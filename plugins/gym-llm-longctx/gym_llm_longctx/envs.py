@@ -130,7 +130,7 @@ class LongContextEnv(SingleTurnEnv):
             raise ValueError(f"context_tokens must be positive, got {context_tokens}")
         self.counter = load_counter(tokenizer)
         tasks = PlannedTasks(
-            self.task_name, lambda rng, _difficulty: self.plan(rng),
+            self.task_name, self._generate,
             difficulty=self.difficulty, sizes={"heldout": heldout_size},
         )
         super().__init__(
@@ -141,6 +141,10 @@ class LongContextEnv(SingleTurnEnv):
     def plan(self, rng: random.Random) -> Plan:
         """Draw one task's question and facts; the text is built later."""
         raise NotImplementedError
+
+    def _generate(self, rng: random.Random, difficulty: float) -> Plan:
+        # The task-set generator signature; difficulty is already self.difficulty.
+        return self.plan(rng)
 
     def _meta(self, sized: Haystack | Any, **extra: Any) -> dict[str, Any]:
         return {

@@ -105,7 +105,7 @@ class DocNavigator(ToolEnv):
         if tools_in_prompt:
             rules = render_tools_prompt([t.schema for t in self._tool_list]) + "\n\n" + rules
         name = f"longctx-docnav-h{self.hops}-d{self.num_distractors}"
-        tasks = PlannedTasks(name, lambda rng, _d: self.plan(rng), difficulty=self.difficulty,
+        tasks = PlannedTasks(name, self._generate, difficulty=self.difficulty,
                              sizes={"heldout": heldout_size})
         super().__init__(
             tasks, split=split, seed=seed, max_turns=max_turns,
@@ -161,6 +161,10 @@ class DocNavigator(ToolEnv):
             return Draft(prompt, values[0], meta)
 
         return Plan({"task": "docnav", "question": question, "answer": values[0], "chain": chain}, build)
+
+    def _generate(self, rng: random.Random, difficulty: float) -> Plan:
+        # The task-set generator signature; difficulty is already self.difficulty.
+        return self.plan(rng)
 
     # ------------------------------------------------------------------ tools
     def search(self, query: str) -> str:
