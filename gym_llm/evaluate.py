@@ -311,10 +311,13 @@ def resolve_checkpoint(path: str | os.PathLike) -> tuple[Path, Path | None]:
 
 def _training_footprint(run_dir: Path) -> tuple[dict[str, list[str]], set[tuple[str, str]]]:
     """What a training run sampled: ``{env_id: [train-split kwargs json]}`` from
-    its Hydra config, and the ``(env_id, task_id)`` pairs of its trajectories."""
+    its config (``config.yaml``, which gym-llm-train writes resolved, else
+    Hydra's ``.hydra/config.yaml``), and the ``(env_id, task_id)`` pairs of
+    its trajectories."""
     envs: dict[str, list[str]] = defaultdict(list)
-    cfg_path = run_dir / ".hydra" / "config.yaml"
-    if cfg_path.is_file():
+    cfg_path = next((p for p in (run_dir / "config.yaml", run_dir / ".hydra" / "config.yaml")
+                     if p.is_file()), None)
+    if cfg_path is not None:
         from omegaconf import OmegaConf
 
         cfg = OmegaConf.to_container(OmegaConf.load(cfg_path), resolve=False)
@@ -846,8 +849,28 @@ def _torch_dtype(name: str | None) -> Any:
     return getattr(torch, name)
 
 
-def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
+def _threads_for_sweep() -> None:
+    """Parallel sweep jobs (``hydra/launcher=local``) share the machine: give
+    each ``cores / n_jobs`` torch threads rather than oversubscribing."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
     from omegaconf import OmegaConf
+
+    hc = HydraConfig.get()
+    n_jobs = OmegaConf.select(hc, "launcher.n_jobs")
+    if hc.mode == RunMode.MULTIRUN and n_jobs and n_jobs > 1:
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(n_jobs)))
+
+
+def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
+    import importlib
+
+    from omegaconf import OmegaConf
+
+    for module in cfg.get("imports") or []:  # modules that register environments on import
+        importlib.import_module(module)
 
     envs = env_set(OmegaConf.to_container(cfg.env_ids, resolve=True) if OmegaConf.is_config(cfg.env_ids)
                    else cfg.env_ids) if cfg.get("env_ids") else env_set(
@@ -949,6 +972,7 @@ def main() -> None:
     @hydra.main(config_path=str(Path(__file__).parent / "conf"), config_name="eval", version_base="1.3")
     def app(cfg: DictConfig) -> float | None:
         hc = HydraConfig.get()
+        _threads_for_sweep()
         out_dir = Path(cfg.output_dir or hc.runtime.output_dir)
         outcome = _run(cfg, out_dir)
         _print_summary(outcome, out_dir)

@@ -19,10 +19,14 @@ def gym_llm_eval(*overrides: str, cwd: Path, timeout: float = 300) -> subprocess
 
 
 def test_refuses_train_split_without_the_flag(tmp_path: Path) -> None:
-    proc = gym_llm_eval("split=train", f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
+    # `imports` modules (user code registering environments) load first
+    (tmp_path / "my_envs.py").write_text("open('imported', 'w').close()\n")
+    proc = gym_llm_eval("split=train", "imports=[my_envs]", f"hydra.run.dir={tmp_path / 'out'}",
+                        cwd=tmp_path)
     assert proc.returncode != 0
     assert "allow_train_split=true" in proc.stderr
     assert not (tmp_path / "out" / "samples.jsonl").exists()
+    assert (tmp_path / "imported").exists()
 
 
 @pytest.mark.slow
