@@ -99,6 +99,9 @@ class PythonToolEnv(ToolEnv):
         tools_in_prompt: Also describe the tool in the system prompt, for chat
             templates that do not render ``info["tools"]``.
         format_weight: As for :class:`~gym_llm_math.envs.MathEnv`.
+        heldout_size: Held-out tasks of procedural sources.
+        system_prompt: The instructions (the tool description is appended
+            when ``tools_in_prompt``).
     """
 
     def __init__(
