@@ -146,10 +146,11 @@ class LongContextEnv(SingleTurnEnv):
         # The task-set generator signature; difficulty is already self.difficulty.
         return self.plan(rng)
 
-    def _meta(self, sized: Haystack | Any, **extra: Any) -> dict[str, Any]:
+    def _meta(self, prompt_tokens: int, **extra: Any) -> dict[str, Any]:
+        """Task metadata: the sizes asked and measured, the counter, ``extra``."""
         return {
             "context_tokens": self.context_tokens,
-            "prompt_tokens": sized.tokens,
+            "prompt_tokens": prompt_tokens,
             "tokenizer": self.counter.name,
             **extra,
         }
@@ -262,7 +263,7 @@ class Needle(LongContextEnv):
                 dict(n, position=p, token_depth=t)
                 for n, p, t in zip(needles, sized.positions, sized.token_depths, strict=True)
             ]
-            meta = self._meta(sized, variant=self.variant, question=question, needles=placed,
+            meta = self._meta(sized.tokens, variant=self.variant, question=question, needles=placed,
                               candidates=sorted(values), haystack_sentences=sized.sentences)
             return Draft(sized.text, answer[0] if len(answer) == 1 else sorted(answer), meta)
 
@@ -316,7 +317,7 @@ class VariableTracking(LongContextEnv):
         def build() -> Draft:
             sized = haystack(self.counter, self.context_tokens, seed, inserts, depths, frame)
             meta = self._meta(
-                sized, question=question, statements=inserts, token_depths=sized.token_depths,
+                sized.tokens, question=question, statements=inserts, token_depths=sized.token_depths,
                 candidates=sorted(names), haystack_sentences=sized.sentences,
             )
             return Draft(sized.text, answer, meta)
@@ -355,8 +356,7 @@ class WordFrequency(LongContextEnv):
         super().__init__(**kwargs)
 
     def plan(self, rng: random.Random) -> Plan:
-        taken: set[str] = set()
-        top = _distinct(lambda: invented_word(rng, 2), self.num_words, taken)
+        top = _distinct(lambda: invented_word(rng, 2), self.num_words, set())
         seed = rng.getrandbits(64)
         k = self.num_words
         question = f"What are the {k} most frequent words in the list above?" if k > 1 else (
@@ -365,6 +365,7 @@ class WordFrequency(LongContextEnv):
 
         def others():
             draw = random.Random(seed)
+            taken = set(top)
             while True:
                 word = invented_word(draw, draw.choice((2, 3)))
                 if word not in taken:
@@ -389,7 +390,7 @@ class WordFrequency(LongContextEnv):
             fitted = fit(self.context_tokens, filler, body, self.counter)
             words = top + [w for w, _ in filler.items[: fitted.n]]
             meta = self._meta(
-                fitted, question=question, top_frequency=self.top_frequency,
+                fitted.tokens, question=question, top_frequency=self.top_frequency,
                 other_frequency=self.other_frequency, distinct_words=len(words),
                 list_length=k * self.top_frequency + sum(t for _, t in filler.items[: fitted.n]),
                 candidates=sorted(words),
@@ -495,7 +496,7 @@ class MultiHopQA(LongContextEnv):
 
         def build() -> Draft:
             sized = haystack(self.counter, self.context_tokens, seed, facts, depths, frame)
-            meta = self._meta(sized, question=question, hops=self.hops, facts=facts,
+            meta = self._meta(sized.tokens, question=question, hops=self.hops, facts=facts,
                               token_depths=sized.token_depths, candidates=sorted(cities),
                               haystack_sentences=sized.sentences)
             return Draft(sized.text, answer, meta)
