@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -32,6 +33,7 @@ def test_compute_with_the_tool_then_answer():
     task = env.unwrapped.task
     assert [t["function"]["name"] for t in info["tools"]] == ["python"]
     assert "python" in obs[0]["content"] and "\\boxed{}" in obs[0]["content"]
+    assert not re.search(r"\d", obs[0]["content"])  # no digit, so never an answer
     expression = task.prompt.removeprefix("Compute ").removesuffix(".").replace("×", "*").replace("÷", "/")
     obs, reward, term, trunc, step_info = env.step(call(f"from fractions import Fraction\nprint({expression})"))
     assert (reward, term, trunc) == (0.0, False, False)

@@ -149,7 +149,7 @@ class PythonToolEnv(ToolEnv):
 
     # ------------------------------------------------------------------ tool
     async def _python(self, code: str) -> str:
-        """Run Python 3 code in a fresh sandbox and return what it prints.
+        """Run Python code in a fresh sandbox and return what it prints.
 
         Args:
             code: A complete Python program; print() the values you need.
