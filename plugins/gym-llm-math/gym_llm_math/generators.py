@@ -331,7 +331,9 @@ def _shopping(rng: random.Random, difficulty: float, steps: int) -> Draft | None
         if (total * 100).denominator != 1:
             return None  # prices stay in whole cents
     if steps >= 3:
-        bill = next(b for b in (10, 20, 50, 100, 200, 500, 1000) if b > total)
+        bill = next((b for b in (10, 20, 50, 100, 200, 500, 1000, 5000) if b > total), None)
+        if bill is None:
+            return None
         text += f" {name} pays with a ${bill} bill. How many dollars of change does {name} get?"
         return Draft(text, format_number(bill - total), {"kind": "shopping", "unit": "dollars"})
     text += f" How many dollars does {name} spend?"
