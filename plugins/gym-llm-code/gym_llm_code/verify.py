@@ -357,8 +357,8 @@ def verify(steps: Steps[RewardResult], sandbox: Sandbox | None = None) -> Reward
     becomes ``info["reward_error"]``."""
     try:
         return drive(steps, sandbox or default_sandbox())
-    except SandboxError as e:
-        return environment_error(f"sandbox failure: {e}")
+    except (SandboxError, OSError) as e:  # host-side: the program under test cannot cause these
+        return environment_error(f"sandbox failure: {type(e).__name__}: {e}")
 
 
 async def averify(steps: Steps[RewardResult], sandbox: Sandbox | None = None) -> RewardResult:
@@ -366,5 +366,5 @@ async def averify(steps: Steps[RewardResult], sandbox: Sandbox | None = None) ->
     try:
         # Building the default sandbox probes nsjail once: keep it off the loop.
         return await adrive(steps, sandbox or await asyncio.to_thread(default_sandbox))
-    except SandboxError as e:
-        return environment_error(f"sandbox failure: {e}")
+    except (SandboxError, OSError) as e:
+        return environment_error(f"sandbox failure: {type(e).__name__}: {e}")

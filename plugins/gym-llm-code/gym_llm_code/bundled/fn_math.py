@@ -39,7 +39,7 @@ PROBLEMS = [
         "negatives, which are not prime; `n` is at most about a million).",
         examples=[((7,), True), ((9,), False)],
         tests=[((1,), False), ((2,), True), ((0,), False), ((-7,), False), ((97,), True),
-               ((7919,), True), ((7917,), False)],
+               ((7919,), True), ((7917,), False), ((49,), False), ((4,), False), ((10403,), False)],
         ref='''
         def is_prime(n: int) -> bool:
             if n < 2:
@@ -51,7 +51,10 @@ PROBLEMS = [
                 k += 1
             return True
         ''',
-        gen="return (rng.choice([rng.randint(-5, 100), rng.randint(100, 10**6)]),)",
+        gen='''
+        p, q = rng.choice([2, 3, 5, 7, 11, 13, 31, 97, 101, 997]), rng.choice([2, 3, 7, 101, 997])
+        return (rng.choice([rng.randint(-5, 100), rng.randint(100, 10**6), p * p, p * q]),)
+        ''',
     ),
     fn(
         "gcd", 0.1,
