@@ -154,3 +154,12 @@ def test_the_bundled_sample_is_the_default_and_its_answers_are_not_in_the_prompt
         for i, task in enumerate(tasks):
             assert task.answer not in task.prompt
             assert play(env, i, f"\\boxed{{{task.answer}}}")[1] == 1.0
+
+
+def test_difficulty_keeps_rows_up_to_a_level():
+    env = gym_llm.make("math/Dataset-v0", path=str(MATH), difficulty=0.25).unwrapped
+    assert [t.answer for t in env.task_set.tasks("train")] == ["14", "9", "1, 3"]
+    assert gym_llm.make("math/Dataset-v0", difficulty=0.0).unwrapped.num_tasks == 24  # no levels: all kept
+    assert gym_llm.make("math/Dataset-v0", path=str(MATH), difficulty=0.0).unwrapped.num_tasks == 2
+    with pytest.raises(ValueError, match="difficulty"):
+        gym_llm.make("math/Dataset-v0", difficulty=2.0)

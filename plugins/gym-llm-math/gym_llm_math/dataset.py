@@ -124,7 +124,9 @@ class DatasetTasks(TaskSet):
 
     ``path``: one file or dataset name (with one file, all its rows form
     whichever split is asked for, and ``task_index`` k is row k), or a mapping
-    ``{"train": ..., "heldout": ...}``.
+    ``{"train": ..., "heldout": ...}``. ``max_difficulty``: keep only rows at
+    most this difficult (a curriculum over MATH levels); indices then count
+    the kept rows.
     """
 
     def __init__(
@@ -134,6 +136,7 @@ class DatasetTasks(TaskSet):
         hf_config: str | None = None,
         question_key: str | None = None,
         answer_key: str | None = None,
+        max_difficulty: float | None = None,
     ):
         if isinstance(path, Mapping):
             unknown = {check_split(s) for s in path} - {"train", "heldout"}
@@ -143,6 +146,9 @@ class DatasetTasks(TaskSet):
         else:
             self.paths = {"train": os.fspath(path), "heldout": os.fspath(path)}
         self.hf_config, self.question_key, self.answer_key = hf_config, question_key, answer_key
+        if max_difficulty is not None and not 0.0 <= max_difficulty <= 1.0:
+            raise ValueError(f"difficulty must be in [0, 1], got {max_difficulty}")
+        self.max_difficulty = max_difficulty
 
     def tasks(self, split: str) -> tuple[Task, ...]:
         split = check_split(split)
@@ -154,7 +160,10 @@ class DatasetTasks(TaskSet):
             stamp = (st.st_size, st.st_mtime_ns)
         except OSError:  # a Hugging Face dataset name
             stamp = (0, 0)
-        return _load_tasks(path, stamp, split, self.hf_config, self.question_key, self.answer_key)
+        tasks = _load_tasks(path, stamp, split, self.hf_config, self.question_key, self.answer_key)
+        if self.max_difficulty is None:
+            return tasks
+        return tuple(t for t in tasks if t.difficulty <= self.max_difficulty)
 
     def size(self, split: str) -> int:
         return len(self.tasks(split))

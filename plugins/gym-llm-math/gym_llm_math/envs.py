@@ -172,6 +172,9 @@ class DatasetEnv(MathEnv):
         hf_config: Hugging Face dataset config (e.g. ``"main"`` for gsm8k).
         question_key, answer_key: Field names, if not ``question``/``problem``
             and ``answer``/``solution``.
+        difficulty: ``None`` (all rows) or the highest row difficulty kept
+            (from ``level``: MATH level 1 is 0, level 5 is 1; rows without a
+            level are 0), so the trainer's curriculum works here too.
         Other kwargs: :class:`MathEnv`.
     """
 
@@ -182,10 +185,11 @@ class DatasetEnv(MathEnv):
         hf_config: str | None = None,
         question_key: str | None = None,
         answer_key: str | None = None,
+        difficulty: float | None = None,
         **kwargs: Any,
     ):
         tasks = DatasetTasks(
-            SAMPLE if path is None else path,
-            hf_config=hf_config, question_key=question_key, answer_key=answer_key,
+            SAMPLE if path is None else path, hf_config=hf_config,
+            question_key=question_key, answer_key=answer_key, max_difficulty=difficulty,
         )
         super().__init__(tasks, **kwargs)
