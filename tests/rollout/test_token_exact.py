@@ -13,6 +13,8 @@ from gym_llm.policies import HFPolicy, SamplingParams
 from gym_llm.policies.base import GenerationRequest
 from gym_llm.rollout import ChatFormat, Trajectory, collect
 
+from .conftest import processed_logprobs
+
 MULTI_TURN = ["rollouttest/Echo-v0", "rollouttest/Observe-v0"]
 
 LLAMA3_TEMPLATE = (
@@ -127,22 +129,10 @@ def test_sampled_ids_are_never_retokenized(hf_policy):
 def test_logprobs_are_the_sampling_distribution(hf_policy):
     params = SamplingParams(max_new_tokens=20, temperature=0.7, top_k=50, top_p=0.9)
     trajs = collect(hf_policy, "rollouttest/Observe-v0", num_groups=2, group_size=2, seed=7, sampling=params)
-    model = hf_policy.model
     for t in trajs:
-        ids = torch.tensor([t.token_ids])
-        with torch.no_grad():
-            logits = model(ids).logits[0].float()
-        offset = len(t.prompt_token_ids)
-        positions = [offset + i for i, m in enumerate(t.loss_mask) if m]
-        scores = logits[[p - 1 for p in positions]] / params.temperature
-        kth = torch.topk(scores, params.top_k, dim=-1).values[:, -1:]
-        scores = scores.masked_fill(scores < kth, float("-inf"))
-        probs = torch.softmax(scores, -1)
-        sorted_p, order = probs.sort(-1, descending=True)
-        drop = torch.zeros_like(sorted_p, dtype=torch.bool).scatter(-1, order, (sorted_p.cumsum(-1) - sorted_p) >= params.top_p)
-        logp = torch.log_softmax(scores.masked_fill(drop, float("-inf")), -1)
-        expected = logp.gather(-1, torch.tensor([t.token_ids[p] for p in positions])[:, None])[:, 0]
-        assert torch.allclose(expected, torch.tensor(t.logprobs), atol=1e-4)
+        positions = [len(t.prompt_token_ids) + i for i, m in enumerate(t.loss_mask) if m]
+        expected = processed_logprobs(hf_policy.model, t.token_ids, positions, params)
+        assert torch.allclose(torch.tensor(expected), torch.tensor(t.logprobs), atol=1e-4)
         assert all(lp <= 0 for lp in t.logprobs)
 
 
