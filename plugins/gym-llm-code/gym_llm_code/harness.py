@@ -66,14 +66,15 @@ class Job:
     """One sandbox run of the test runner.
 
     ``kind``: ``call`` (call ``entry`` on each input's args), ``stdio`` (feed
-    each input text on stdin) or ``exprs`` (evaluate expressions after
-    ``setup``). ``language`` is ``python`` or ``cpp`` (stdio only: compiled
+    each input text on stdin), ``exprs`` (evaluate expressions after
+    ``setup``, with ``bind`` aliases) or ``check`` (run assertion code ``test``
+    after the program). ``language`` is ``python`` or ``cpp`` (stdio only: compiled
     with :data:`CPP_COMPILE` in the same jail). ``generator`` (trusted
     reference jobs only) draws extra inputs from seeds. ``test_timeout_s`` is
     per test; ``budget_s`` bounds all tests together (later ones are skipped).
     """
 
-    kind: Literal["call", "stdio", "exprs"]
+    kind: Literal["call", "stdio", "exprs", "check"]
     program: str | None
     inputs: list[Any] = field(default_factory=list)
     language: Literal["python", "cpp"] = "python"
@@ -82,6 +83,7 @@ class Job:
     setup: str = ""
     exprs: list[str] = field(default_factory=list)
     bind: dict[str, str] = field(default_factory=dict)
+    test: str = ""
     test_timeout_s: float = 2.0
     budget_s: float = 10.0
     max_output_bytes: int = 256 * 1024
@@ -103,6 +105,8 @@ class Job:
             spec["generator"] = self.generator
         if self.kind == "exprs":
             spec.update(setup=self.setup, exprs=self.exprs, bind=self.bind)
+        if self.kind == "check":
+            spec["test"] = self.test
         return spec
 
     def files(self) -> dict[str, str]:

@@ -35,6 +35,19 @@ def gym_llm_register(registry):
                     "or C++ (g++ in nsjail), outputs compared token by token",
         **COMMON_DEFAULTS,
     )
+    registry.register(
+        "code/Dataset-v0",
+        "gym_llm_code.datasets:DatasetEnv",
+        description="Code datasets in HumanEval, MBPP or stdin/stdout format (.jsonl/.json/.parquet "
+                    "or a Hugging Face name), verified in nsjail; default: a bundled sample",
+        path=None,
+        format="auto",
+        max_turns=1,
+        tests="fixed",
+        reward="passed",
+        test_timeout_s=2.0,
+        time_budget_s=10.0,
+    )
 
 
 @gym_llm.hookimpl

@@ -15,7 +15,8 @@ itself or hangs produces no output for the test it was on. Jobs:
   each result reduced to plain data (:mod:`plain`);
 * ``exprs``: exec the program then ``setup``, evaluate each expression;
 * ``stdio``: run the program (Python source, or an executable built by the
-  job's ``compile`` step) once per input text; send stdout and exit status.
+  job's ``compile`` step) once per input text; send stdout and exit status;
+* ``check``: run assertion test code after the program (see :func:`run_check`).
 
 ``call`` and ``exprs`` tests run one after another in one child, which sends
 one length-prefixed frame per test; when a test hangs or the child dies, the
@@ -292,6 +293,37 @@ def run_exprs(job, code, budget):
     return run_values(len(exprs), _values_body(code, len(exprs), setup, produce), budget)
 
 
+def run_check(job, code, budget):
+    """One in-process assertion test, for dataset tests that cannot be split
+    into candidate and expected sides: the test code runs after the program,
+    with the builtins as they were before the program ran and with ``==`` and
+    ``!=`` already rewritten (on the host) into ``__gym_eq__``, a plain-value
+    comparison that uses a private copy of :mod:`plain`. It passes when the
+    test code runs to its end and the child says so."""
+    test = compile(job["test"], "test.py", "exec")
+    with open(os.path.join(HERE, "plain.py")) as f:
+        plain_code = compile(f.read(), "plain.py", "exec")
+
+    def body(w_res):
+        pristine = dict(builtins.__dict__)
+        private = {"__builtins__": dict(pristine), "__name__": "plain_private"}
+        exec(plain_code, private)
+        encode, decode, equal = private["encode"], private["decode"], private["plain_equal"]
+
+        def gym_eq(a, b):
+            return equal(decode(encode(a)), decode(encode(b)))
+
+        ns = _fresh_globals("solution")
+        exec(code, ns)
+        test_ns = dict(ns)
+        test_ns.update(__builtins__=pristine, __gym_eq__=gym_eq)
+        exec(test, test_ns)
+        _send(w_res, {"value": True})
+        return 0
+
+    return run_values(1, lambda start: body, budget)
+
+
 def _python_main(code):
     def body(w_res):
         sys.argv = [SOURCE_NAME]
@@ -390,8 +422,10 @@ def compile_step(spec):
 
 
 def main():
-    with open(os.path.join(HERE, "job.json")) as f:
+    path = os.path.join(HERE, "job.json")
+    with open(path) as f:
         job = json.load(f)
+    os.unlink(path)  # the program under test must not find the job (and a check job's tests) on disk
     out = {}
     inputs = list(job.get("inputs", []))
     if job.get("generator"):
@@ -416,6 +450,8 @@ def main():
             out["results"] = run_stdio(job, code, inputs, budget)
         elif kind == "exprs":
             out["results"] = run_exprs(job, code, budget)
+        elif kind == "check":
+            out["results"] = run_check(job, code, budget)
         else:
             raise ValueError(f"unknown job kind {kind!r}")
     sys.stdout.write(MARK + json.dumps(out, separators=(",", ":")) + "\n")
