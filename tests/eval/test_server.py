@@ -15,9 +15,9 @@ EVAL = [sys.executable, "-c", "from gym_llm.evaluate import main; main()"]
 
 @pytest.mark.slow
 @pytest.mark.vllm
-def test_eval_against_a_vllm_server(vllm_server, tmp_path: Path) -> None:
+def test_eval_against_a_vllm_server(served_tiny, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    args = [*EVAL, "policy=openai", f"policy.base_url={vllm_server.base_url}",  # model: what it serves
+    args = [*EVAL, "policy=openai", f"policy.base_url={served_tiny.base_url}",  # model: what it serves
             "env_ids=[math/Arithmetic-v0,example/Reverse-v0]", "num_tasks=2", "k=2",
             "policy.max_new_tokens=8", f"hydra.run.dir={out}"]
     proc = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300)
@@ -26,7 +26,7 @@ def test_eval_against_a_vllm_server(vllm_server, tmp_path: Path) -> None:
     assert list(results) == ["math/Arithmetic-v0", "example/Reverse-v0"]
     assert all((r["n"], r["k"], r["num_samples"]) == (2, 2, 4) for r in results.values())
     config = json.loads((out / "eval_config.json").read_text())
-    assert config["policy"] == {"backend": "openai", "base_url": vllm_server.base_url, "model": "tiny"}
+    assert config["policy"] == {"backend": "openai", "base_url": served_tiny.base_url, "model": "tiny"}
     rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert len(rows) == 8
     for row in rows:
