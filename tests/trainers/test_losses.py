@@ -161,3 +161,36 @@ def test_entropy_from_logits():
     assert entropy_from_logits(uniform).item() == pytest.approx(math.log(4))
     peaked = torch.tensor([[100.0, 0.0, 0.0]])
     assert entropy_from_logits(peaked).item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_shared_prompt_forward_equals_full_sequences():
+    """Each prompt runs once with a gathered KV cache: same log-probs and
+    gradients as running every prompt + response sequence on its own."""
+    from gym_llm_trainers.batching import Sample, collate
+    from gym_llm_trainers.modeling import forward_logprobs
+    from transformers import AutoModelForCausalLM
+
+    from gym_llm.models import tiny_model_path
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_path())
+    g = torch.Generator().manual_seed(0)
+    prompts = [torch.randint(5, 4000, (n,), generator=g).tolist() for n in (30, 22)]
+    samples = [Sample(prompts[k % 2], torch.randint(5, 4000, (n,), generator=g).tolist(), [1] * n, index=k)
+               for k, n in enumerate((5, 9, 3, 7, 1))]
+    mb = collate(samples, pad_id=0)
+    assert mb.prompt_ids.shape[0] == 2
+    logp, entropy = forward_logprobs(model, mb, temperature=0.7, with_entropy=True)
+    logp.sum().backward()
+    shared = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    total = 0
+    for s, row in zip(samples, mb.rows(logp), strict=True):
+        ids = torch.tensor([s.prompt_ids + s.response_ids])
+        logits = model(ids).logits[0, len(s.prompt_ids) - 1 : -1].float() / 0.7
+        full = torch.log_softmax(logits, -1).gather(-1, torch.tensor(s.response_ids)[:, None])[:, 0]
+        assert torch.allclose(row, full, atol=1e-5)
+        total = total + full.sum()
+    total.backward()
+    for a, p in zip(shared, model.parameters(), strict=True):
+        assert torch.allclose(a, p.grad, atol=1e-4, rtol=1e-3)
+    assert (entropy[mb.response_attention > 0] > 0).all()

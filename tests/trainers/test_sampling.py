@@ -6,7 +6,7 @@ import os
 
 import pytest
 import torch
-from gym_llm_trainers.batching import Sample, collate, padding_fraction, token_budget_batches
+from gym_llm_trainers.batching import Sample, collate, padding_fraction, plan_micro_batches
 from gym_llm_trainers.checkpoint import (
     latest_checkpoint,
     list_checkpoints,
@@ -19,42 +19,58 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
+def _cost(samples, batch):
+    prompts = {tuple(samples[i].prompt_ids) for i in batch}
+    return (len(prompts) * max(len(p) for p in prompts)
+            + len(batch) * max(len(samples[i].response_ids) for i in batch))
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(1, 3000), min_size=1, max_size=60), st.integers(1, 4096))
-def test_token_budget_batches_cover_everything_within_budget(lengths, budget):
-    batches = token_budget_batches(lengths, budget)
-    flat = sorted(i for b in batches for i in b)
-    assert flat == list(range(len(lengths)))  # every sequence exactly once
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 40), st.integers(0, 3000)), min_size=1, max_size=60),
+       st.integers(1, 4096))
+def test_micro_batches_cover_everything_within_budget(spec, budget):
+    prompts = {g: [g] * (1 + 97 * g) for g in range(6)}
+    samples = [Sample(prompts[g], [1] * r, [1] * r, index=i) for i, (g, r, _) in enumerate(spec)]
+    batches = plan_micro_batches(samples, budget)
+    assert sorted(i for b in batches for i in b) == list(range(len(samples)))  # each exactly once
     for b in batches:
-        padded = len(b) * max(lengths[i] for i in b)
-        assert padded <= budget or len(b) == 1  # only a lone over-long sequence may exceed it
+        assert _cost(samples, b) <= budget or len(b) == 1  # only a lone over-long sample may exceed it
+    assert plan_micro_batches(samples, budget) == batches
 
 
-def test_token_budget_groups_similar_lengths_and_isolates_long_context():
-    lengths = [10, 500, 12, 11, 490, 4000, 9]
-    batches = token_budget_batches(lengths, budget=1024)
-    assert [5] in batches  # the long-context episode travels alone
-    assert sorted(map(sorted, batches)) == [[0, 2, 3, 6], [1, 4], [5]]
-    assert padding_fraction(lengths, batches) < 0.05
-    # a fixed count of 4 sequences per batch in arrival order wastes far more
-    naive = [[0, 1, 2, 3], [4, 5, 6]]
-    assert padding_fraction(lengths, naive) > 0.5
+def test_groups_share_their_prompt_and_long_context_travels_alone():
+    long_prompt, short = list(range(600)), list(range(50))
+    group = [Sample(long_prompt, [1] * 30, [1] * 30, index=i) for i in range(8)]
+    others = [Sample(short + [i], [2] * 10, [1] * 10, index=8 + i) for i in range(4)]
+    huge = Sample(list(range(5000)), [3] * 20, [1] * 20, index=12)
+    samples = group + others + [huge]
+    batches = plan_micro_batches(samples, budget=1024)
+    assert [12] in batches  # the long-context episode gets its own micro-batch
+    assert list(range(8)) in [sorted(b) for b in batches]  # the group stays whole: 600 + 8 x 30 tokens
+    assert _cost(samples, next(b for b in batches if 0 in b)) == 600 + 8 * 30
+    assert padding_fraction(samples, batches) < 0.05
+    # the same sequences one per row, four at a time in arrival order, waste far more
+    naive = [Sample(s.prompt_ids + [s.index], s.response_ids, s.loss_mask, index=s.index) for s in samples]
+    assert padding_fraction(naive, [[0, 8, 1, 9], [2, 10, 3, 11], [4, 12, 5], [6, 7]]) > 0.5
+    # a group larger than the budget is split, never dropped
+    parts = plan_micro_batches(group, budget=700)
+    assert sorted(i for b in parts for i in b) == list(range(8)) and len(parts) > 1
 
 
-def test_collate_right_aligns_responses_and_masks():
+def test_collate_layout():
     a = Sample([1, 2, 3], [4, 5], [1, 1], {"lp": [-0.1, -0.2]}, index=0)
-    b = Sample([1], [6, 7, 8, 9], [1, 0, 0, 1], {"lp": [-1, 0, 0, -4]}, index=1)
-    mb = collate([a, b], pad_id=0)
-    assert mb.input_ids.tolist() == [[1, 2, 3, 4, 5], [1, 6, 7, 8, 9]]
-    assert mb.targets.tolist() == [[2, 3, 4, 5], [6, 7, 8, 9]]
-    assert mb.mask.tolist() == [[0, 0, 1, 1], [1, 0, 0, 1]]
-    assert torch.allclose(mb.fields["lp"], torch.tensor([[0, 0, -0.1, -0.2], [-1, 0, 0, -4]]))
-    c = Sample([1, 2, 3, 4, 5, 6], [7], [1], {"lp": [-0.5]}, index=2)
-    mb = collate([a, c], pad_id=0)
-    assert mb.input_ids.tolist() == [[0, 0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6, 7]]
-    assert mb.attention_mask.tolist() == [[0, 0, 1, 1, 1, 1, 1], [1] * 7]
-    assert mb.position_ids.tolist() == [[0, 0, 0, 1, 2, 3, 4], list(range(7))]
-    assert mb.mask.tolist() == [[1, 1], [0, 1]]
+    b = Sample([1, 2, 3], [6, 7, 8, 9], [1, 0, 0, 1], {"lp": [-1, 0, 0, -4]}, index=1)
+    c = Sample([7], [8], [1], {"lp": [-0.5]}, index=2)
+    mb = collate([a, b, c], pad_id=0)
+    assert mb.prompt_ids.tolist() == [[1, 2, 3], [0, 0, 7]]  # each distinct prompt once, left padded
+    assert mb.prompt_attention.tolist() == [[1, 1, 1], [0, 0, 1]]
+    assert mb.prompt_positions.tolist() == [[0, 1, 2], [0, 0, 0]]
+    assert mb.prompt_index.tolist() == [0, 0, 1]
+    assert mb.response_ids.tolist() == [[4, 5, 0, 0], [6, 7, 8, 9], [8, 0, 0, 0]]  # right padded
+    assert mb.response_positions.tolist() == [[3, 4, 5, 6], [3, 4, 5, 6], [1, 2, 3, 4]]
+    assert mb.mask.tolist() == [[1, 1, 0, 0], [1, 0, 0, 1], [1, 0, 0, 0]]
+    assert torch.allclose(mb.fields["lp"], torch.tensor([[-0.1, -0.2, 0, 0], [-1, 0, 0, -4], [-0.5, 0, 0, 0]]))
+    assert [r.tolist() for r in mb.rows(mb.response_ids)] == [[4, 5], [6, 7, 8, 9], [8]]
 
 
 def test_allocate_is_low_variance_and_reproducible():

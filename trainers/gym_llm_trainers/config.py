@@ -52,7 +52,7 @@ class SFTConfig:
     lr: float | None = knob(None, "SFT learning rate (AdamW, linear warmup then cosine decay); "
                                   "null = the model's recommended model.sft_lr.")
     warmup_ratio: float = knob(0.05, "Fraction of SFT steps spent warming up the learning rate.")
-    max_seq_tokens: int = knob(512, "Longer examples are dropped (the warm start keeps memory flat).")
+    max_seq_tokens: int = knob(1024, "Longer examples are dropped (the warm start keeps memory flat).")
 
 
 @dataclass

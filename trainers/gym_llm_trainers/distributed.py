@@ -67,6 +67,21 @@ class DistContext:
             p.grad = flat[offset:offset + n].view_as(p).to(p.dtype)
             offset += n
 
+    def param_divergence(self, module: nn.Module) -> float:
+        """Largest difference between any rank's parameters and rank 0's
+        (0.0 when in sync), measured on a position-weighted checksum."""
+        if not self.enabled:
+            return 0.0
+        with torch.no_grad():
+            total = torch.zeros((), dtype=torch.float64, device=self.device)
+            for i, p in enumerate(module.parameters()):
+                flat = p.detach().reshape(-1).double()
+                weights = torch.arange(1, flat.numel() + 1, dtype=torch.float64, device=flat.device)
+                total += (i + 1) * (flat * weights).sum() / flat.numel()
+            gathered = [torch.zeros_like(total) for _ in range(self.world_size)]
+            dist.all_gather(gathered, total)
+        return max(abs(float(g - gathered[0])) for g in gathered)
+
     def barrier(self) -> None:
         if self.enabled:
             dist.barrier()

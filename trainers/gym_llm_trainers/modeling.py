@@ -123,6 +123,23 @@ class RefModel:
         return logp
 
 
+def _two_pass(module: nn.Module, mb: MicroBatch, **first_kwargs: Any) -> tuple[Any, Any]:
+    """Run the distinct prompts once with a KV cache, gather the cache out to
+    every response of each prompt, then run the responses on top of it.
+    Returns both outputs; position ``-1`` of the first and ``k`` of the
+    second see the context before response tokens ``0`` and ``k + 1``."""
+    first = module(input_ids=mb.prompt_ids, attention_mask=mb.prompt_attention,
+                   position_ids=mb.prompt_positions, use_cache=True, **first_kwargs)
+    cache = first.past_key_values
+    cache.batch_select_indices(mb.prompt_index)
+    second = module(
+        input_ids=mb.response_ids,
+        attention_mask=torch.cat([mb.prompt_attention[mb.prompt_index], mb.response_attention], dim=1),
+        position_ids=mb.response_positions, past_key_values=cache, use_cache=True,
+    )
+    return first, second
+
+
 class Critic(nn.Module):
     """PPO value model: the policy's transformer trunk (a separate copy,
     initialised from the same checkpoint) and a scalar head, one value per
@@ -140,32 +157,24 @@ class Critic(nn.Module):
         nn.init.zeros_(self.head.bias)
 
     def forward(self, mb: MicroBatch) -> torch.Tensor:
-        hidden = self.trunk(
-            input_ids=mb.input_ids, attention_mask=mb.attention_mask, position_ids=mb.position_ids,
-            use_cache=False,
-        ).last_hidden_state
-        K = mb.response_len
-        # the value of the state before response token k sits at position k - 1
-        return self.head(hidden[:, -K - 1 : -1].float()).squeeze(-1)
+        first, second = _two_pass(self.trunk, mb)
+        hidden = torch.cat([first.last_hidden_state[mb.prompt_index, -1:], second.last_hidden_state[:, :-1]], 1)
+        return self.head(hidden.float()).squeeze(-1)
 
 
 def forward_logprobs(
     model: nn.Module, mb: MicroBatch, temperature: float = 1.0, with_entropy: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Log-probabilities ``[B, K]`` of the response tokens of ``mb`` under
+    """Log-probabilities ``[N, K]`` of the response tokens of ``mb`` under
     ``model`` at ``temperature`` (the sampling distribution), and optionally
-    their entropies. Only the last ``K + 1`` positions' logits are computed."""
-    K = mb.response_len
-    out = model(
-        input_ids=mb.input_ids, attention_mask=mb.attention_mask, position_ids=mb.position_ids,
-        logits_to_keep=K + 1, use_cache=False,
-    )
-    logits = out.logits[:, :-1].float()
+    their entropies; 0 on padding. Each distinct prompt runs once (see
+    :func:`_two_pass`) and no prompt position's logits are materialised."""
+    first, second = _two_pass(model, mb, logits_to_keep=1)
+    logits = torch.cat([first.logits[mb.prompt_index], second.logits[:, :-1]], dim=1).float()
     if temperature > 0 and temperature != 1.0:
         logits = logits / temperature
     logp = logits.gather(-1, mb.targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, -1)
-    # left padding can put padded positions in the window: keep them finite
-    logp = torch.where(mb.mask > 0, logp, torch.zeros_like(logp))
+    logp = torch.where(mb.response_attention > 0, logp, torch.zeros_like(logp))
     entropy = entropy_from_logits(logits) if with_entropy else None
     return logp, entropy
 

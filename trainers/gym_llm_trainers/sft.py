@@ -27,7 +27,7 @@ import torch
 
 import gym_llm
 
-from .batching import Sample, collate, token_budget_batches
+from .batching import Sample, collate, plan_micro_batches
 from .config import EnvEntry, SFTConfig
 from .losses import Denominators, aggregate
 from .modeling import forward_logprobs
@@ -163,8 +163,9 @@ def sft_train(
         den = Denominators(tokens=float(sum(sum(s.loss_mask) for s in batch)), seqs=float(len(batch)))
         opt.zero_grad(set_to_none=True)
         total_loss = 0.0
-        for idx in token_budget_batches([len(s) for s in batch], token_budget):
-            mb = collate([batch[i] for i in idx], pad_id)
+        device = next(model.parameters()).device
+        for idx in plan_micro_batches(batch, token_budget):
+            mb = collate([batch[i] for i in idx], pad_id).to(device)
             logp, _ = forward_logprobs(model, mb)
             loss = aggregate(-logp, mb.mask, "token-mean", den)
             loss.backward()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 import time
@@ -36,7 +37,7 @@ from gym_llm.policies.base import SamplingParams
 from gym_llm.rollout import ChatFormat, EpisodeSpec, RolloutStats, Trajectory, acollect, write_jsonl
 from gym_llm.vector import VectorLLMEnv
 
-from .batching import MicroBatch, Sample, collate, padding_fraction, token_budget_batches
+from .batching import MicroBatch, Sample, collate, padding_fraction, plan_micro_batches
 from .checkpoint import load_trainer_state, resolve_resume, save_checkpoint
 from .config import EnvEntry, RunConfig
 from .distributed import DistContext
@@ -66,6 +67,8 @@ from .sampling import Curriculum, allocate, step_rng, zero_variance_groups
 from .sft import SFTReport, reference_examples, sft_train
 
 __all__ = ["Trainer", "Batch"]
+
+log = logging.getLogger("gym_llm_trainers")
 
 
 class Batch:
@@ -343,13 +346,10 @@ class Trainer:
         without gradients; returns each sample's response-length row."""
         out: dict[int, torch.Tensor] = {}
         with torch.no_grad():
-            for idx in token_budget_batches([len(s) for s in samples], self.tc.micro_batch_tokens):
-                group = [samples[i] for i in idx]
-                mb = collate(group, self.pad_id)
-                values = fn(mb).float().cpu()
-                for row, s in enumerate(group):
-                    R = len(s.response_ids)
-                    out[s.index] = values[row, mb.response_len - R:] if R else values[row, :0]
+            for idx in plan_micro_batches(samples, self.tc.micro_batch_tokens):
+                mb = collate([samples[i] for i in idx], self.pad_id).to(self.device)
+                for i, row in zip(mb.indices, mb.rows(fn(mb).float().cpu()), strict=True):
+                    out[i] = row
         return out
 
     def prepare(self, batch: Batch) -> dict[str, float]:
@@ -522,11 +522,10 @@ class Trainer:
                 self.opt.zero_grad(set_to_none=True)
                 if self.critic_opt is not None:
                     self.critic_opt.zero_grad(set_to_none=True)
-                lengths = [len(s) for s in mini]
-                parts = token_budget_batches(lengths, tc.micro_batch_tokens) if mini else []
-                pad_fracs.append(padding_fraction(lengths, parts) if parts else 0.0)
+                parts = plan_micro_batches(mini, tc.micro_batch_tokens) if mini else []
+                pad_fracs.append(padding_fraction(mini, parts) if parts else 0.0)
                 for idx in parts:
-                    mb = collate([mini[i] for i in idx], self.pad_id)
+                    mb = collate([mini[i] for i in idx], self.pad_id).to(self.device)
                     loss, st = self.micro_batch_loss(mb, den)
                     if self.critic is not None:
                         vloss, vst = self._critic_loss(mb, den)
@@ -680,6 +679,8 @@ class Trainer:
         samples, skipped = reference_examples(
             self.entries, self.chat, eos, sc.examples_per_env, seed=self.tc.seed,
             max_tokens=sc.max_seq_tokens)
+        log.info("warm start: %d verified reference answers (%.1fs); skipped per env: %s",
+                 len(samples), time.perf_counter() - t0, skipped)
         rank_seed = self.tc.seed * 7 + self.dist.rank
         all_reduce = None
         if self.dist.enabled:
@@ -691,7 +692,8 @@ class Trainer:
                 return g
 
         steps, loss = sft_train(self.model, samples, sc, lr=self.sft_lr, pad_id=self.pad_id, seed=rank_seed,
-                                token_budget=self.tc.micro_batch_tokens, all_reduce=all_reduce)
+                                token_budget=self.tc.micro_batch_tokens, all_reduce=all_reduce,
+                                log=lambda i, m: log.info("warm start step %d: %s", i, _fmt(m)))
         self._sync_engine()
         return SFTReport(len(samples), skipped, steps, loss, time.perf_counter() - t0)
 
@@ -749,7 +751,7 @@ class Trainer:
         tc = self.tc
         rows: list[dict[str, Any]] = []
 
-        def log(step: int, metrics: dict[str, Any]) -> None:
+        def record(step: int, metrics: dict[str, Any]) -> None:
             rows.append({"step": step, **metrics})
             self.logger.log(step, metrics)
 
@@ -761,7 +763,8 @@ class Trainer:
                 if tc.eval_every > 0:
                     first.update(self.evaluate(0))
                 if first:
-                    log(0, first)
+                    record(0, first)
+                    log.info("step 0: %s", _fmt(first))
                 if tc.save_every > 0:
                     self.save(0)
             t_last = time.perf_counter()
@@ -779,10 +782,14 @@ class Trainer:
                     metrics.update(self.evaluate(step))
                 if tc.save_every > 0 and (step % tc.save_every == 0 or step == tc.total_steps):
                     self.save(step)
+                if self.dist.enabled and (step % max(tc.eval_every, 1) == 0 or step == tc.total_steps):
+                    metrics["dist/param_divergence"] = self.dist.param_divergence(self.model)
                 now = time.perf_counter()
                 metrics["time/step"] = now - t_last
                 t_last = now
-                log(step, metrics)
+                record(step, metrics)
+                log.info("step %d: %s", step, _fmt(
+                    {k: v for k, v in metrics.items() if k.startswith(("reward/mean", "heldout/", "time/", "kl"))}))
             self.save_final_model()
         finally:
             self.logger.close()
@@ -790,6 +797,10 @@ class Trainer:
                 vec.close()
             self.policy.close()
         return rows
+
+
+def _fmt(metrics: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items())
 
 
 def _mean(xs: Sequence[float]) -> float:

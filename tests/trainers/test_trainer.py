@@ -1,0 +1,152 @@
+"""The trainer in-process with the real tiny model and real rollouts:
+masks, excluded trajectories, dynamic sampling, KL/reference, PPO, LoRA,
+curriculum, and a short learning test."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from conftest import make_trainer
+from gym_llm_trainers.batching import collate
+from gym_llm_trainers.losses import Denominators
+from gym_llm_trainers.metrics import read_metrics
+
+
+def _batch(trainer, step=1):
+    batch = trainer.rollout(step)
+    trainer.prepare(batch)
+    return batch
+
+
+def test_loss_ignores_prompt_environment_and_padding_tokens(run_dir):
+    tr = make_trainer(run_dir, "mixture=vowels_multi", "trainer.dynamic_sampling=false")
+    batch = _batch(tr)
+    multi = [s for s, t in zip(batch.samples, batch.trajectories, strict=True) if t.num_turns == 2]
+    assert multi, "the retry env should produce two-turn episodes"
+    s = multi[0]
+    assert 0 in s.loss_mask[s.loss_mask.index(1):]  # environment tokens between the policy turns
+    mb = collate(batch.samples[:6], tr.pad_id)
+    den = Denominators(tokens=float(mb.mask.sum()), seqs=6.0, norm_len=12.0)
+    base, _ = tr.micro_batch_loss(mb, den)
+    # anything at mask-0 positions (env tokens, padding) must not change the loss
+    for name in ("old_logp", "adv", "engine_logp"):
+        mb.fields[name] = torch.where(mb.mask > 0, mb.fields[name], torch.full_like(mb.fields[name], 123.0))
+    perturbed, _ = tr.micro_batch_loss(mb, den)
+    assert torch.allclose(base, perturbed)
+    # and the denominators count policy tokens only
+    assert den.tokens == sum(sum(x.loss_mask) for x in batch.samples[:6])
+
+
+def test_reward_errors_are_excluded_and_counted(run_dir):
+    tr = make_trainer(run_dir, "mixture=vowels_multi", "trainer.num_groups=8", "trainer.dynamic_sampling=false")
+    batch = tr.rollout(1)
+    assert batch.stats["trajectories/reward_error"] > 0
+    assert all(t.reward_error is None and t.error is None for t in batch.trajectories)
+    flaky = [t for t in batch.trajectories_all if t.env_id == "test/Flaky-v0"]
+    assert any(t.reward_error for t in flaky)
+
+
+def test_dynamic_sampling_drops_flat_groups_and_refills(run_dir):
+    # Echo: an untrained model never echoes (reward 0 in every group); Vowels always varies
+    tr = make_trainer(run_dir, "mixture=vowels_multi", "mixture.envs.retry.weight=0",
+                      "mixture.envs.flaky.weight=0", "trainer.num_groups=4", "trainer.max_refill_rounds=3")
+    batch = tr.rollout(1)
+    s = batch.stats
+    assert s["groups/zero_variance_fraction"] > 0
+    assert s["groups/kept"] == 4 and s["rollout/rounds"] >= 2  # refilled to a full batch
+    assert {t.env_id for t in batch.trajectories} == {"test/Vowels-v0"}
+    off = make_trainer(run_dir.with_name("off"), "mixture=vowels_multi", "mixture.envs.retry.weight=0",
+                       "mixture.envs.flaky.weight=0", "trainer.dynamic_sampling=false")
+    assert "test/Echo-v0" in {t.env_id for t in off.rollout(1).trajectories}
+
+
+def test_kl_zero_loads_no_reference_and_kl_on_does(run_dir):
+    assert make_trainer(run_dir).ref is None
+    tr = make_trainer(run_dir.with_name("kl"), "trainer.kl_coef=0.1", "trainer.kl_estimator=k3")
+    assert tr.ref is not None and tr.ref.model is not None
+    assert tr.ref.model.dtype == torch.float32  # tiny.yaml keeps the reference in float32
+    stats = tr.prepare(batch := tr.rollout(1))
+    assert stats["kl/ref"] == pytest.approx(0.0, abs=1e-5)  # the reference is the starting policy
+    tr.update(batch, 1)
+    assert tr.prepare(batch := tr.rollout(2))["kl/ref"] > 0  # the policy has moved away from it
+    assert tr.update(batch, 2)["kl/ref_after"] > 0
+    # in the reward instead: the per-token shaping is there
+    tr2 = make_trainer(run_dir.with_name("klr"), "trainer.kl_coef=0.1", "trainer.kl_in_reward=true")
+    b2 = tr2.rollout(1)
+    tr2.prepare(b2)
+    assert all("kl_reward" in s.token_fields for s in b2.samples)
+
+
+def test_lora_shares_the_base_as_reference(run_dir):
+    from gym_llm_trainers.modeling import merged_state_dict
+    from transformers import AutoModelForCausalLM
+
+    from gym_llm.models import tiny_model_path
+
+    tr = make_trainer(run_dir, "model.lora.enabled=true", "model.lora.r=4", "trainer.kl_coef=0.05")
+    assert tr.ref.model is None  # no second copy: the base with adapters off is the reference
+    plain = AutoModelForCausalLM.from_pretrained(tiny_model_path()).state_dict()
+    merged = merged_state_dict(tr.model)  # what an inference engine receives: base names, adapters merged
+    assert set(merged) == set(plain)
+    assert all(torch.equal(merged[k], plain[k]) for k in plain)  # LoRA B starts at zero
+    batch = tr.rollout(1)
+    tr.prepare(batch)
+    before = {n: p.detach().clone() for n, p in tr.model.named_parameters() if p.requires_grad}
+    assert before and all("lora_" in n for n in before)
+    out = tr.update(batch, 1)
+    assert math.isfinite(out["loss"])
+    after = dict(tr.model.named_parameters())
+    assert any(not torch.equal(before[n], after[n]) for n in before)
+    assert any(not torch.equal(merged_state_dict(tr.model)[k], plain[k]) for k in plain)
+
+
+def test_ppo_step_trains_policy_and_critic(run_dir):
+    tr = make_trainer(run_dir, "trainer=ppo", "trainer.num_groups=8", "trainer.group_size=1",
+                      "trainer.mu=2", "trainer.num_minibatches=2")
+    assert tr.critic is not None
+    head_before = tr.critic.head.weight.detach().clone()
+    batch = tr.rollout(1)
+    stats = tr.prepare(batch)
+    assert "ppo/explained_variance" in stats
+    adv = torch.cat([torch.tensor(s.token_fields["adv"]) for s in batch.samples])
+    mask = torch.cat([torch.tensor(s.loss_mask, dtype=torch.float32) for s in batch.samples])
+    assert adv[mask > 0].std() > 0 and (adv[mask == 0] == 0).all()
+    out = tr.update(batch, 1)
+    assert out["ppo/value_loss"] > 0 and math.isfinite(out["loss"])
+    assert not torch.equal(head_before, tr.critic.head.weight)
+
+
+def test_curriculum_is_applied_and_logged(run_dir):
+    tr = make_trainer(run_dir, "trainer.curriculum.enabled=true", "trainer.curriculum.window=16",
+                      "trainer.curriculum.target_success=0.9", "trainer.curriculum.success_threshold=0.99",
+                      "+mixture.envs.vowels.kwargs.difficulty=0.5")
+    batch = tr.rollout(1)
+    # nobody reaches a 0.99 vowel share: too hard, so the difficulty goes down
+    assert batch.stats["curriculum/vowels/difficulty"] == pytest.approx(0.45)
+    second = tr.rollout(2)  # generated at the new difficulty
+    assert [t.difficulty for t in second.trajectories_all] == pytest.approx([0.45] * len(second.trajectories_all))
+    assert second.stats["curriculum/vowels/difficulty"] == pytest.approx(0.4)
+
+
+def test_eval_reports_heldout_per_env_and_mean(run_dir):
+    tr = make_trainer(run_dir, "mixture=vowels_multi", "trainer.eval_tasks=4")
+    out = tr.evaluate(0)
+    ids = ["test/Vowels-v0", "test/VowelsRetry-v0", "test/Echo-v0", "test/Flaky-v0"]
+    assert all(f"heldout/{i}/reward/mean" in out for i in ids)
+    assert out["heldout/reward/mean"] == pytest.approx(sum(out[f"heldout/{i}/reward/mean"] for i in ids) / 4)
+
+
+@pytest.mark.slow
+def test_short_grpo_run_learns_the_toy_task(run_dir):
+    tr = make_trainer(run_dir, "trainer.total_steps=12", "trainer.num_groups=8", "trainer.lr=3e-3",
+                      "trainer.eval_every=6", "trainer.eval_tasks=16", "trainer.eval_temperature=1.0")
+    tr.train()
+    rows = read_metrics(run_dir)
+    train = [r["reward/mean"] for r in rows if "reward/mean" in r]
+    heldout = [r["heldout/reward/mean"] for r in rows if "heldout/reward/mean" in r]
+    assert len(train) == 12 and len(heldout) == 3
+    assert sum(train[-3:]) / 3 > sum(train[:3]) / 3 + 0.1, train
+    assert heldout[-1] > heldout[0] + 0.1, heldout
+    assert (run_dir / "model" / "config.json").exists()
