@@ -59,7 +59,7 @@ from .tasks import check_split
 __all__ = [
     "pass_at_k", "EvalEnv", "env_set", "resolve_checkpoint", "SampleStore", "aggregate",
     "contamination_warnings", "evaluate", "write_report", "plot_results", "main", "slug",
-    "difficulty_labels",
+    "difficulty_labels", "training_mixture", "run_config",
     "ContaminationError",
 ]
 
@@ -309,25 +309,43 @@ def resolve_checkpoint(path: str | os.PathLike) -> tuple[Path, Path | None]:
     return p, run_dir
 
 
-def _training_footprint(run_dir: Path) -> tuple[dict[str, list[str]], set[tuple[str, str]]]:
-    """What a training run sampled: ``{env_id: [train-split kwargs json]}`` from
-    its config (``config.yaml``, which gym-llm-train writes resolved, else
-    Hydra's ``.hydra/config.yaml``), and the ``(env_id, task_id)`` pairs of
-    its trajectories."""
-    envs: dict[str, list[str]] = defaultdict(list)
-    cfg_path = next((p for p in (run_dir / "config.yaml", run_dir / ".hydra" / "config.yaml")
-                     if p.is_file()), None)
-    if cfg_path is not None:
-        from omegaconf import OmegaConf
+def run_config(run_dir: str | os.PathLike) -> dict[str, Any]:
+    """A training run's config: ``config.yaml`` (gym-llm-train writes it,
+    resolved), else Hydra's ``.hydra/config.yaml``; ``{}`` when neither exists."""
+    run_dir = Path(run_dir)
+    for path in (run_dir / "config.yaml", run_dir / ".hydra" / "config.yaml"):
+        if path.is_file():
+            from omegaconf import OmegaConf
 
-        cfg = OmegaConf.to_container(OmegaConf.load(cfg_path), resolve=False)
-        mixture = (cfg or {}).get("mixture") or {}
-        weights = mixture.get("weights") or {}
-        for entry in (mixture.get("envs") or {}).values():
-            env_id = str(entry.get("id", ""))
-            weight = float(entry.get("weight", 1.0)) * float(weights.get(env_id.split("/")[0], 1.0))
-            if env_id and weight > 0:
-                envs[env_id].append(json.dumps(entry.get("kwargs") or {}, sort_keys=True, default=str))
+            return OmegaConf.to_container(OmegaConf.load(path), resolve=False) or {}
+    return {}
+
+
+def training_mixture(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """The environments a training run sampled: its ``mixture.envs`` entries
+    (``name -> {id, weight, kwargs, heldout_kwargs}``) whose weight times
+    their domain's weight is positive. Two entries of one id get distinct
+    results keys (``<id>@<name>``)."""
+    mixture = run_config(run_dir).get("mixture") or {}
+    weights = mixture.get("weights") or {}
+    entries = {}
+    for name, entry in (mixture.get("envs") or {}).items():
+        env_id = str((entry or {}).get("id") or "")
+        weight = float(entry.get("weight", 1.0)) * float(weights.get(env_id.split("/")[0], 1.0))
+        if env_id and weight > 0:
+            entries[name] = dict(entry)
+    ids = [e["id"] for e in entries.values()]
+    for name, entry in entries.items():
+        if ids.count(entry["id"]) > 1:
+            entry.setdefault("key", f"{entry['id']}@{name}")
+    return entries
+
+
+def _training_footprint(run_dir: Path) -> tuple[set[str], set[tuple[str, str]]]:
+    """What a training run sampled: the env ids of its mixture (and of its
+    train-split trajectories), and the ``(env_id, task_id)`` pairs of its
+    trajectories."""
+    envs = {e["id"] for e in training_mixture(run_dir).values()}
     seen: set[tuple[str, str]] = set()
     for path in sorted((run_dir / "trajectories").glob("*.jsonl*")):
         try:
@@ -335,11 +353,11 @@ def _training_footprint(run_dir: Path) -> tuple[dict[str, list[str]], set[tuple[
 
             for t in read_jsonl(path):
                 if t.split == "train":
-                    envs.setdefault(t.env_id, [])
+                    envs.add(t.env_id)
                 seen.add((t.env_id, t.task_id))
         except (OSError, ValueError) as e:
             log.warning("could not read %s for the contamination check: %s", path, e)
-    return dict(envs), seen
+    return envs, seen
 
 
 def contamination_warnings(
@@ -353,7 +371,7 @@ def contamination_warnings(
     trained_envs, trained_tasks = _training_footprint(Path(run_dir))
     out = []
     if split == "train":
-        for env_id in sorted({e.id for e, _ in evaluated} & set(trained_envs)):
+        for env_id in sorted({e.id for e, _ in evaluated} & trained_envs):
             out.append(f"{env_id}: training run {run_dir} trained on its train split; "
                        f"these scores measure memorisation, not generalisation")
     for env, ids in evaluated:
@@ -869,15 +887,28 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
 
     from omegaconf import OmegaConf
 
-    for module in cfg.get("imports") or []:  # modules that register environments on import
-        importlib.import_module(module)
-
-    envs = env_set(OmegaConf.to_container(cfg.env_ids, resolve=True) if OmegaConf.is_config(cfg.env_ids)
-                   else cfg.env_ids) if cfg.get("env_ids") else env_set(
-        OmegaConf.to_container(cfg.envs.envs, resolve=True))
     train_run = cfg.get("train_run")
     if train_run is None and cfg.get("checkpoint"):
         train_run = resolve_checkpoint(cfg.checkpoint)[1]
+    imports = list(cfg.get("imports") or [])
+    env_ids = cfg.get("env_ids")
+    if OmegaConf.is_config(env_ids):
+        env_ids = OmegaConf.to_container(env_ids, resolve=True)
+    if env_ids == "mixture":
+        if train_run is None:
+            raise ValueError("env_ids=mixture evaluates a training run's mixture: pass "
+                             "checkpoint=<run dir> or train_run=<run dir>")
+        entries = training_mixture(train_run)
+        if not entries:
+            raise ValueError(f"{train_run} has no config.yaml with a mixture")
+        imports += list(run_config(train_run).get("imports") or [])
+        envs = env_set(entries)
+    elif env_ids:
+        envs = env_set(env_ids)
+    else:
+        envs = env_set(OmegaConf.to_container(cfg.envs.envs, resolve=True))
+    for module in imports:  # modules that register environments on import
+        importlib.import_module(module)
     split = check_split(cfg.split)
     if split == "train" and not cfg.allow_train_split:
         raise ContaminationError(

@@ -29,6 +29,11 @@ def test_refuses_train_split_without_the_flag(tmp_path: Path) -> None:
     assert (tmp_path / "imported").exists()
 
 
+def test_mixture_env_set_needs_a_training_run(tmp_path: Path) -> None:
+    proc = gym_llm_eval("env_ids=mixture", f"hydra.run.dir={tmp_path / 'out'}", cwd=tmp_path)
+    assert proc.returncode != 0 and "checkpoint=<run dir> or train_run=<run dir>" in proc.stderr
+
+
 @pytest.mark.slow
 def test_default_env_set_on_the_tiny_model(tmp_path: Path) -> None:
     """The default run's configuration (tiny model, the four domains), fewer tasks."""

@@ -17,6 +17,7 @@ from gym_llm.evaluate import (
     env_set,
     pass_at_k,
     resolve_checkpoint,
+    training_mixture,
 )
 from gym_llm.rollout import Trajectory, write_jsonl
 
@@ -172,3 +173,19 @@ def test_contamination_warnings_from_a_run_dir(tmp_path: Path) -> None:
     on_heldout = contamination_warnings(run, evaluated, "heldout")
     assert on_heldout == [f"tool/Orders-v0: 1 evaluated task(s) appear in {run}/trajectories "
                           "(e.g. orders-leaked): these tasks were trained on"]
+
+
+def test_training_mixture_becomes_an_env_set(tmp_path: Path) -> None:
+    """env_ids=mixture: the run's environments with their held-out kwargs."""
+    (tmp_path / "config.yaml").write_text(
+        "mixture:\n  envs:\n"
+        "    arithmetic: {id: math/Arithmetic-v0, weight: 1.0, kwargs: {difficulty: 0.0, max_turns: 1}}\n"
+        "    retry: {id: math/Arithmetic-v0, weight: 0.5, kwargs: {max_turns: 2},"
+        " heldout_kwargs: {max_turns: 3}}\n"
+        "    functions: {id: code/PythonFunctions-v0, weight: 1.0}\n"
+        "  weights: {code: 0.0}\n")
+    assert env_set(training_mixture(tmp_path)) == [
+        EvalEnv("math/Arithmetic-v0", {"difficulty": 0.0, "max_turns": 1}, "math/Arithmetic-v0@arithmetic"),
+        EvalEnv("math/Arithmetic-v0", {"max_turns": 3}, "math/Arithmetic-v0@retry"),
+    ]
+    assert training_mixture(tmp_path / "missing") == {}
