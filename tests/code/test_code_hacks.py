@@ -21,6 +21,7 @@ ADD = next(p for p in function_problems() if p.name == "add")
 REVERSE = next(p for p in function_problems() if p.name == "reverse_words")
 SUM_TWO = next(p for p in stdio_problems() if p.name == "sum_two")
 SECRET = "fox brown quick The"  # expected output of a fixed hidden test of reverse_words
+CONTROL = "@@gym-llm-code-result@@"  # in the runner's source, which is in the jail
 assert any(expected == SECRET for _, expected in REVERSE.tests)
 
 EXIT_HACKS = {
@@ -189,10 +190,10 @@ SLOW_SCAN = GradingPolicy(tests="both", random_tests=5, test_timeout_s=60.0, bud
 
 
 def test_hidden_tests_cannot_be_read_from_disk_or_memory(sandbox):
-    # the last "secret" is a test *input*, which is in the jail: a control
-    # showing that the scan does find what is there
+    # the last two "secrets" are in the jail (a test input, the runner's
+    # marker): controls showing that the scan does find what is there
     secrets = scanner(SECRET, "def reverse_words(s: str) -> str", ' ".join(reversed(s.split()))',
-                      "The quick  brown fox")
+                      "The quick  brown fox", CONTROL)
     answer = f"```python\n{secrets}\nFOUND = scan()\ndef reverse_words(s):\n    return FOUND + scan_memory()\n```"
     result, seen = _steps_with_outcomes(function_steps(REVERSE, answer, 0, SLOW_SCAN), sandbox)
     assert result.score == 0.0
@@ -200,15 +201,16 @@ def test_hidden_tests_cannot_be_read_from_disk_or_memory(sandbox):
     assert candidate_job.program and "def scan" in candidate_job.program
     claimed = [r.get("value") for r in outcome.results]
     assert len(claimed) == len(REVERSE.examples) + len(REVERSE.tests) + SLOW_SCAN.random_tests
-    for found in claimed:  # the scan ran; it found the control input and nothing else
-        assert found and all(item.endswith("The quick  brown fox") for item in found), found
+    for found in claimed:  # the scan ran; it found the controls and nothing else
+        assert any(item.endswith(CONTROL) for item in found), found
+        assert all(item.endswith((CONTROL, "The quick  brown fox")) for item in found), found
     # nor does any job the candidate ran in carry an expected output
     assert SECRET not in str(candidate_job.spec())
 
 
 def test_stdio_hidden_outputs_cannot_be_read(sandbox):
     # the scan of the files is done once per job and kept in the work dir
-    program = scanner("2000000000000000000", "print(a + b)", "1000000000000000000 1000000000000000000") + (
+    program = scanner("2000000000000000000", "print(a + b)", CONTROL) + (
         "\nimport json\nif os.path.exists('/work/.scan'):\n    found = json.load(open('/work/.scan'))\n"
         "else:\n    found = scan()\n    json.dump(found, open('/work/.scan', 'w'))\nprint(found + scan_memory())\n"
     )
@@ -217,7 +219,7 @@ def test_stdio_hidden_outputs_cannot_be_read(sandbox):
     _, outcome = seen[-1]
     outputs = [r["stdout"] for r in outcome.results]
     assert len(outputs) == len(SUM_TWO.examples) + len(SUM_TWO.tests) + SLOW_SCAN.random_tests
-    assert all("1000000000000000000 1000000000000000000" in o for o in outputs), outputs  # the control
+    assert all(CONTROL in o for o in outputs), outputs  # the control
     assert not any("2000000000000000000" in o or "print(a + b)" in o for o in outputs), outputs
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import marshal
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -89,7 +90,7 @@ class Job:
     max_output_bytes: int = 256 * 1024
 
     def spec(self) -> dict[str, Any]:
-        """The ``job.json`` the runner reads."""
+        """The job the runner reads (as ``job.bin``)."""
         spec: dict[str, Any] = {
             "kind": self.kind, "inputs": self.inputs, "test_timeout": self.test_timeout_s,
             "budget": self.budget_s, "max_output_bytes": self.max_output_bytes,
@@ -109,8 +110,14 @@ class Job:
             spec["test"] = self.test
         return spec
 
-    def files(self) -> dict[str, str]:
-        files = {**_jail_sources(), "job.json": json.dumps(self.spec())}
+    def files(self) -> dict[str, str | bytes]:
+        # marshal, not JSON: the runner then needs no json module (its import
+        # is a large share of a job's CPU); host-to-jail data only, so trusted.
+        sources = _jail_sources()
+        files: dict[str, str | bytes] = {"runner.py": sources["runner.py"], "plain.py": sources["plain.py"],
+                                         "job.bin": marshal.dumps(self.spec(), 4)}
+        if self.generator is not None:
+            files["genlib.py"] = sources["genlib.py"]
         if self.language == "cpp":
             files["solution.cpp"] = self.program or ""
         return files

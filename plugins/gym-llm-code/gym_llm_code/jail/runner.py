@@ -1,6 +1,6 @@
 """The test runner that runs inside the sandbox (stdlib only).
 
-Reads ``job.json`` from its own directory, runs every test of the job and
+Reads ``job.bin`` (marshal, written by the host) from its own directory, runs every test of the job and
 prints exactly one line, ``MARK`` followed by the JSON outcome. The host
 builds the job (:mod:`gym_llm_code.harness`) and reads that line.
 
@@ -28,7 +28,7 @@ solution) that draws extra inputs from seeds; they are returned as ``generated``
 """
 
 import builtins
-import json
+import marshal
 import os
 import select
 import struct
@@ -42,6 +42,7 @@ import plain  # noqa: E402  (needs the path above)
 
 MARK = "@@gym-llm-code-result@@"
 SOURCE_NAME = "solution.py"
+JOB_NAME = "job.bin"
 _FRAME = struct.Struct(">I")
 _SIGKILL = 9  # not signal.SIGKILL: importing signal costs a few ms per job
 
@@ -62,11 +63,44 @@ def _write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
+# JSON is written by hand: importing the json module (and re, enum with it)
+# would cost more CPU than the rest of the runner's start-up.
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(0x20)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\"})
+
+
+def dumps(x, depth=0):
+    """JSON text of plain data (dict keys are strings); ``ValueError`` for
+    anything else, non-finite floats included."""
+    if depth > plain.MAX_DEPTH + 4:
+        raise ValueError("nesting too deep")
+    t = type(x)
+    if t is str:
+        return '"' + x.translate(_ESCAPES) + '"'
+    if x is None:
+        return "null"
+    if t is bool:
+        return "true" if x else "false"
+    if t is int:
+        return int.__repr__(x)
+    if t is float:
+        if x != x or x in (float("inf"), float("-inf")):
+            raise ValueError("non-finite float")
+        return float.__repr__(x)
+    if t is list:
+        return "[" + ",".join(dumps(v, depth + 1) for v in x) + "]"
+    if t is dict:
+        if any(type(k) is not str for k in x):
+            raise ValueError("non-string key")
+        return "{" + ",".join(f"{dumps(k)}:{dumps(v, depth + 1)}" for k, v in x.items()) + "}"
+    raise ValueError(f"not JSON data: {t.__name__}")
+
+
 def _send(fd, payload):
     try:
-        data = json.dumps(payload, separators=(",", ":")).encode()
-    except BaseException as e:  # e.g. an int too large for str()
-        data = json.dumps({"error": _text(e)}).encode()
+        data = marshal.dumps(payload)
+    except BaseException as e:
+        data = marshal.dumps({"error": _text(e)})
     _write_all(fd, _FRAME.pack(len(data)) + data)
 
 
@@ -157,10 +191,11 @@ class Child:
         raw = bytes(buf[_FRAME.size:_FRAME.size + size])
         del buf[:_FRAME.size + size]
         try:
-            out = json.loads(raw)
-        except ValueError:
-            return {"error": "the test process sent an unreadable result"}
-        if not isinstance(out, dict) or len(out) != 1 or not set(out) <= {"value", "error"}:
+            out = marshal.loads(raw)
+            if type(out) is not dict or len(out) != 1 or not set(out) <= {"value", "error"}:
+                raise ValueError("malformed")
+            dumps(out)  # plain JSON data only (no code objects, no odd types)
+        except Exception:
             return {"error": "the test process sent a malformed result"}
         return out
 
@@ -422,9 +457,9 @@ def compile_step(spec):
 
 
 def main():
-    path = os.path.join(HERE, "job.json")
-    with open(path) as f:
-        job = json.load(f)
+    path = os.path.join(HERE, JOB_NAME)
+    with open(path, "rb") as f:
+        job = marshal.loads(f.read())  # written by the host: trusted
     os.unlink(path)  # the program under test must not find the job (and a check job's tests) on disk
     out = {}
     inputs = list(job.get("inputs", []))
@@ -454,7 +489,9 @@ def main():
             out["results"] = run_check(job, code, budget)
         else:
             raise ValueError(f"unknown job kind {kind!r}")
-    sys.stdout.write(MARK + json.dumps(out, separators=(",", ":")) + "\n")
+    line = MARK + dumps(out) + "\n"
+    # a lone surrogate from the program's output becomes a JSON \udcxx escape
+    sys.stdout.buffer.write(line.encode("utf-8", "backslashreplace"))
     sys.stdout.flush()
 
 
