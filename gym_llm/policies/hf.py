@@ -1,11 +1,14 @@
-"""``HFPolicy``: a ``transformers`` causal LM as a token-level policy.
+"""``HFPolicy``: a ``transformers`` causal LM as a token-level policy, with
+continuous batching.
 
-Requests that arrive while the model is busy wait in a queue; whenever the
-model is free it takes every pending request (up to ``max_batch_size``, those
-sharing sampling settings) as one left-padded batch and decodes it with a KV
-cache, in a worker thread so environments keep stepping meanwhile. Each row
-stops at its own stop token or ``max_new_tokens``; the batch ends when every
-row has.
+One worker thread owns the model. Between two decoding steps it admits every
+waiting request (prefilled as a left-padded batch, its KV cache merged into
+the running one) and drops the rows that finished, so a request that
+arrives while others are mid-generation joins at the next token instead of
+waiting for the batch to end, and a short answer returns as soon as it is
+done. Each row stops at its own stop token or ``max_new_tokens``; rows with
+different sampling settings share a batch. Requests come from any thread or
+event loop.
 
 Sampling is done here, not by ``model.generate``, so the returned log-probs
 are exactly those of the distribution each token was drawn from: logits
@@ -17,7 +20,9 @@ model's own log-prob (temperature 1, no filtering), as vLLM does.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
+import queue
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -68,26 +73,51 @@ def sample_logits(logits: Any, params: SamplingParams, generator: Any) -> tuple[
 
 
 @dataclass
-class _LoopState:
-    pending: list[tuple[GenerationRequest, asyncio.Future]] = field(default_factory=list)
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    worker: asyncio.Task | None = None
+class _Row:
+    """One request being decoded."""
+
+    prompt: list[int]
+    params: SamplingParams
+    future: concurrent.futures.Future
+    stops: frozenset[int]
+    tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    stopped: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.stopped or len(self.tokens) >= self.params.max_new_tokens
+
+
+class _Batch:
+    """The running rows with their KV cache, attention mask (left padded),
+    next positions and last logits."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.rows: list[_Row] = []
+        self.cache: Any = None
+        self.attention: Any = None
+        self.positions: Any = None
+        self.logits: Any = None
 
 
 class HFPolicy(BasePolicy):
     """A Hugging Face causal LM (a path/hub id, or a loaded model object that
     the trainer keeps training: the policy then always samples from its
-    current weights).
+    current weights; don't step the optimizer while a rollout is running).
 
     ``tokenizer``: a tokenizer or path (default: the model's path).
     ``device``/``dtype``: where and how a model loaded from a path lives
     (default: CUDA if available, the checkpoint's dtype).
     ``attn_implementation``: default :func:`pick_attn_implementation`.
-    ``max_batch_size``: most rows decoded together. ``batch_wait_s``: how long
-    the first request of a batch waits for others to join (environments that
-    finish a step at about the same time then share a batch). ``seed``: the
-    sampling generator's seed. ``stop_token_ids``: end-of-turn ids (default:
-    the generation config's EOS ids and the tokenizer's EOS).
+    ``max_batch_size``: most rows decoded together. ``seed``: the sampling
+    generator's seed (draws depend on how requests interleave, so sampling is
+    reproducible only for the same arrival order). ``stop_token_ids``:
+    end-of-turn ids (default: the generation config's EOS ids and the
+    tokenizer's EOS).
     """
 
     def __init__(
@@ -99,7 +129,6 @@ class HFPolicy(BasePolicy):
         dtype: Any = None,
         attn_implementation: str | None = None,
         max_batch_size: int = 64,
-        batch_wait_s: float = 0.002,
         seed: int = 0,
         stop_token_ids: Sequence[int] | None = None,
         trust_remote_code: bool = False,
@@ -124,157 +153,180 @@ class HFPolicy(BasePolicy):
             raise ValueError("no stop token: pass stop_token_ids or use a tokenizer with an EOS token")
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]
         self.max_batch_size = int(max_batch_size)
-        self.batch_wait_s = float(batch_wait_s)
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
-        self._loops: dict[int, _LoopState] = {}
-        self._lock = threading.Lock()  # one decode at a time, whichever loop or thread asks
+        self._inbox: queue.SimpleQueue[_Row | None] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self.steps = 0  # decoding steps run, for monitoring
 
     @property
     def device(self) -> Any:
         return next(self.model.parameters()).device
 
-    # --------------------------------------------------------------- async
+    # ------------------------------------------------------------- requests
+    def submit(self, prompt: Sequence[int], params: SamplingParams) -> concurrent.futures.Future:
+        """Queue one prompt; the future resolves to its :class:`Generation`."""
+        if len(prompt) == 0:
+            raise ValueError("empty prompt")
+        stops = set() if params.ignore_eos else set(self.stop_token_ids)
+        stops |= set(params.stop_token_ids or ())
+        row = _Row([int(t) for t in prompt], params, concurrent.futures.Future(), frozenset(stops))
+        self._ensure_worker()
+        self._inbox.put(row)
+        return row.future
+
     async def agenerate(self, request: GenerationRequest) -> Generation:
         if request.prompt_token_ids is None:
             raise ValueError("HFPolicy needs prompt_token_ids")
-        state = self._state()
-        fut = asyncio.get_running_loop().create_future()
-        state.pending.append((request, fut))
-        state.wake.set()
-        return await fut
+        return await asyncio.wrap_future(self.submit(request.prompt_token_ids, request.params))
 
-    def _state(self) -> _LoopState:
-        loop = asyncio.get_running_loop()
-        state = self._loops.get(id(loop))
-        if state is None or state.worker is None or state.worker.done():
-            # Loop-bound objects cannot outlive their loop (each asyncio.run is new).
-            self._loops = {k: v for k, v in self._loops.items() if v.worker and not v.worker.done()}
-            state = self._loops[id(loop)] = _LoopState()
-            state.worker = loop.create_task(self._serve(state), name="HFPolicy-batcher")
-        return state
+    def generate_ids(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
+        """Generate for a batch of token prompts, synchronously."""
+        futures = [self.submit(p, params) for p in prompts]
+        return [f.result() for f in futures]
 
-    async def _serve(self, state: _LoopState) -> None:
-        while True:
-            await state.wake.wait()
-            if self.batch_wait_s > 0:
-                await asyncio.sleep(self.batch_wait_s)
-            state.wake.clear()
-            while state.pending:
-                batch = self._take_batch(state)
-                try:
-                    results = await asyncio.to_thread(
-                        self.generate_ids, [r.prompt_token_ids for r, _ in batch],
-                        batch[0][0].params, [r.params.max_new_tokens for r, _ in batch])
-                except Exception as e:
-                    for _, fut in batch:
-                        if not fut.done():
-                            fut.set_exception(e)
-                    continue
-                for (_, fut), gen in zip(batch, results, strict=True):
-                    if not fut.done():
-                        fut.set_result(gen)
-
-    def _take_batch(self, state: _LoopState) -> list[tuple[GenerationRequest, asyncio.Future]]:
-        """The oldest pending request and every other one sampled the same way
-        (the rest stay queued), at most ``max_batch_size``."""
-        key = _params_key(state.pending[0][0].params)
-        batch, rest = [], []
-        for item in state.pending:
-            if len(batch) < self.max_batch_size and _params_key(item[0].params) == key:
-                batch.append(item)
-            else:
-                rest.append(item)
-        state.pending[:] = rest
-        return batch
-
-    # ---------------------------------------------------------------- sync
-    def generate_ids(
-        self, prompts: Sequence[Sequence[int]], params: SamplingParams,
-        max_new_tokens: Sequence[int] | None = None,
-    ) -> list[Generation]:
-        """Decode one batch synchronously; ``max_new_tokens`` per row
-        (default ``params.max_new_tokens``)."""
-        n = len(prompts)
-        if n == 0:
-            return []
-        limits = list(max_new_tokens or [params.max_new_tokens] * n)
-        stops = [] if params.ignore_eos else list(self.stop_token_ids)
-        stops += [t for t in params.stop_token_ids or () if t not in stops]
-        with self._lock:
-            return self._decode(prompts, params, limits, stops)
-
-    def _decode(self, prompts: Sequence[Sequence[int]], params: SamplingParams, limits: list[int],
-                stops: Sequence[int]) -> list[Generation]:
-        import torch
-
-        n = len(prompts)
-        device = self.device
-        width = max(len(p) for p in prompts)
-        input_ids = torch.full((n, width), self.pad_token_id, dtype=torch.long)
-        attention = torch.zeros((n, width), dtype=torch.long)
-        for i, p in enumerate(prompts):
-            if len(p) == 0:
-                raise ValueError("empty prompt")
-            input_ids[i, width - len(p):] = torch.tensor(list(p), dtype=torch.long)
-            attention[i, width - len(p):] = 1
-        input_ids, attention = input_ids.to(device), attention.to(device)
-        stop_t = torch.tensor(list(stops), dtype=torch.long, device=device)
-        limit_t = torch.tensor(limits, device=device)
-        out_tokens = torch.zeros((n, max(limits)), dtype=torch.long, device=device)
-        out_logp = torch.zeros((n, max(limits)), dtype=torch.float32, device=device)
-        lengths = torch.zeros(n, dtype=torch.long, device=device)
-        done = torch.zeros(n, dtype=torch.bool, device=device)
-        stopped = torch.zeros(n, dtype=torch.bool, device=device)
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.inference_mode():
-                positions = (attention.cumsum(-1) - 1).clamp(min=0)
-                out = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
-                                 use_cache=True)
-                cache, logits = out.past_key_values, out.logits[:, -1, :]
-                next_pos = positions[:, -1:] + 1
-                for step in range(max(limits)):
-                    tokens, logp = sample_logits(logits.float(), params, self.generator)
-                    tokens = torch.where(done, torch.full_like(tokens, self.pad_token_id), tokens)
-                    live = ~done
-                    out_tokens[:, step] = tokens
-                    out_logp[:, step] = logp
-                    lengths += live.long()
-                    hit_stop = live & torch.isin(tokens, stop_t)
-                    stopped |= hit_stop
-                    done |= hit_stop | (lengths >= limit_t)
-                    if bool(done.all()):
-                        break
-                    attention = torch.cat([attention, live.long()[:, None]], dim=1)
-                    out = self.model(input_ids=tokens[:, None], attention_mask=attention,
-                                     position_ids=next_pos, past_key_values=cache, use_cache=True)
-                    cache, logits = out.past_key_values, out.logits[:, -1, :]
-                    next_pos = next_pos + 1
-        finally:
-            if was_training:
-                self.model.train()
-        tok_list, logp_list = out_tokens.tolist(), out_logp.tolist()
-        results = []
-        for i in range(n):
-            k = int(lengths[i])
-            ids = tok_list[i][:k]
-            results.append(Generation(
-                token_ids=ids, logprobs=logp_list[i][:k],
-                text=self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False),
-                finish_reason="stop" if bool(stopped[i]) else "length",
-            ))
-        return results
+    def _ensure_worker(self) -> None:
+        with self._start_lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._serve, name="HFPolicy-decoder", daemon=True)
+                self._worker.start()
 
     def close(self) -> None:
-        for state in self._loops.values():
-            if state.worker is not None and not state.worker.done():
-                state.worker.cancel()
-        self._loops.clear()
+        if self._worker is not None and self._worker.is_alive():
+            self._inbox.put(None)
+            self._worker.join(timeout=60)
+        self._worker = None
+
+    # --------------------------------------------------------------- worker
+    def _serve(self) -> None:
+        import torch
+
+        batch = _Batch()
+        while True:
+            waiting = []
+            if not batch.rows:
+                waiting.append(self._inbox.get())  # idle: block until work arrives
+            while len(batch.rows) + len(waiting) < self.max_batch_size:
+                try:
+                    waiting.append(self._inbox.get_nowait())
+                except queue.Empty:
+                    break
+            if any(r is None for r in waiting):  # close(): fail what is left
+                for r in batch.rows + [r for r in waiting if r is not None]:
+                    r.future.set_exception(RuntimeError("HFPolicy closed"))
+                return
+            try:
+                with torch.inference_mode():
+                    was_training = self.model.training
+                    self.model.eval()
+                    try:
+                        if waiting:
+                            self._admit(batch, waiting)
+                        self._step(batch)
+                    finally:
+                        if was_training:
+                            self.model.train()
+            except Exception as e:  # a failed forward fails its requests, not the worker
+                for r in batch.rows + waiting:
+                    if not r.future.done():
+                        r.future.set_exception(e)
+                batch = _Batch()
+
+    def _admit(self, batch: _Batch, rows: list[_Row]) -> None:
+        """Prefill ``rows`` and merge them into the running batch."""
+        import torch
+        from transformers.cache_utils import DynamicCache
+
+        device = self.device
+        width = max(len(r.prompt) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, width - len(r.prompt):] = torch.tensor(r.prompt)
+            attention[i, width - len(r.prompt):] = 1
+        ids, attention = ids.to(device), attention.to(device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=True)
+        logits = out.logits[:, -1, :].float()
+        next_pos = positions[:, -1:] + 1
+        if not batch.rows:
+            batch.rows, batch.cache, batch.attention = list(rows), out.past_key_values, attention
+            batch.positions, batch.logits = next_pos, logits
+            return
+        old_w, new_w = batch.attention.shape[1], width
+        full = max(old_w, new_w)
+
+        def pad(t: Any, w: int, dim: int) -> Any:  # left-pad along ``dim`` to length ``full``
+            if w == full:
+                return t
+            shape = list(t.shape)
+            shape[dim] = full - w
+            return torch.cat([t.new_zeros(shape), t], dim=dim)
+
+        layers = [
+            (torch.cat([pad(a.keys, old_w, 2), pad(b.keys, new_w, 2)]),
+             torch.cat([pad(a.values, old_w, 2), pad(b.values, new_w, 2)]))
+            for a, b in zip(batch.cache.layers, out.past_key_values.layers, strict=True)
+        ]
+        batch.cache = DynamicCache(ddp_cache_data=layers, config=self.model.config)
+        batch.attention = torch.cat([pad(batch.attention, old_w, 1), pad(attention, new_w, 1)])
+        batch.positions = torch.cat([batch.positions, next_pos])
+        batch.logits = torch.cat([batch.logits, logits])
+        batch.rows += rows
+
+    def _step(self, batch: _Batch) -> None:
+        """Sample one token per row, retire finished rows, run the next forward."""
+        import torch
+        from transformers.cache_utils import DynamicCache
+
+        n = len(batch.rows)
+        tokens = torch.empty(n, dtype=torch.long, device=batch.logits.device)
+        logps = torch.empty(n, dtype=torch.float32, device=batch.logits.device)
+        groups: dict[tuple, list[int]] = {}
+        for i, r in enumerate(batch.rows):
+            groups.setdefault(_params_key(r.params), []).append(i)
+        for members in groups.values():
+            idx = torch.tensor(members, device=batch.logits.device)
+            t, lp = sample_logits(batch.logits[idx], batch.rows[members[0]].params, self.generator)
+            tokens[idx], logps[idx] = t, lp
+        self.steps += 1
+        keep = []
+        for i, (r, t, lp) in enumerate(zip(batch.rows, tokens.tolist(), logps.tolist(), strict=True)):
+            r.tokens.append(t)
+            r.logprobs.append(lp)
+            r.stopped = t in r.stops
+            if r.done:
+                r.future.set_result(Generation(
+                    token_ids=r.tokens, logprobs=r.logprobs,
+                    text=self.tokenizer.decode(r.tokens, skip_special_tokens=False,
+                                               clean_up_tokenization_spaces=False),
+                    finish_reason="stop" if r.stopped else "length",
+                ))
+            else:
+                keep.append(i)
+        if not keep:
+            batch.clear()
+            return
+        if len(keep) < n:
+            idx = torch.tensor(keep, device=tokens.device)
+            attention = batch.attention[idx]
+            # Drop columns that are padding for every remaining row.
+            first = int((attention.sum(0) > 0).nonzero()[0])
+            batch.cache = DynamicCache(
+                ddp_cache_data=[(layer.keys[idx, :, first:], layer.values[idx, :, first:])
+                                for layer in batch.cache.layers], config=self.model.config)
+            batch.attention = attention[:, first:]
+            batch.positions, tokens = batch.positions[idx], tokens[idx]
+            batch.rows = [batch.rows[i] for i in keep]
+        batch.attention = torch.cat([batch.attention, batch.attention.new_ones((len(keep), 1))], dim=1)
+        out = self.model(input_ids=tokens[:, None], attention_mask=batch.attention,
+                         position_ids=batch.positions, past_key_values=batch.cache, use_cache=True)
+        batch.cache, batch.logits = out.past_key_values, out.logits[:, -1, :].float()
+        batch.positions = batch.positions + 1
 
 
 def _params_key(p: SamplingParams) -> tuple:
-    return (p.temperature, p.top_p, p.top_k, p.stop_token_ids, p.ignore_eos)
+    return (p.temperature, p.top_p, p.top_k)
 
 
 def stop_token_ids_of(model: Any, tokenizer: Any) -> tuple[int, ...]:
