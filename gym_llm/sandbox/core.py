@@ -21,7 +21,7 @@ from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from gym_llm.sandbox import _nsjail
+from gym_llm.sandbox import _nsjail, _resident
 from gym_llm.sandbox._exec import RawResult, drive, run_process, spawn
 from gym_llm.sandbox._nsjail import JAIL_ID, SRCDIR, WORKDIR
 from gym_llm.sandbox._types import ExecResult, Isolation, Limits, SandboxError, SandboxPolicy
@@ -436,12 +436,14 @@ atexit.register(_SPARES.remove_all_stages)
 
 
 def release_spares() -> None:
-    """End all idle pre-spawned jails now and wait until they are gone (their
-    configurations get new spares on their next run). For tests and shutdown."""
+    """End all idle pre-spawned jails and stop the resident nsjail daemons (and so
+    their jails) now, waiting until they are gone; they come back on the next run that
+    needs them. For tests and shutdown."""
     for loop in set(_SPARES.loops()):
         if loop.is_running():
             fut = asyncio.run_coroutine_threadsafe(_SPARES.drain(), loop)
             fut.result(timeout=30)
+    _resident.DAEMONS.stop_all()
 
 
 # ----------------------------------------------------------------------------- sandbox
@@ -455,9 +457,13 @@ class Sandbox:
     and timeouts only) and warns loudly. ``languages`` restricts ``run_code`` to a
     subset of the language table; ``extra_ro_mounts`` are host paths the jail may read.
     All methods are safe to call from many threads and coroutines at once.
-    ``prespawn`` keeps the next jail of a configuration started and waiting for its
-    program (languages that read it from stdin: Python), so a run does not wait for
-    jail set-up and interpreter start-up; each jail still serves one run only.
+    ``resident`` runs Python programs without files in/out or a session in a fresh
+    jail cloned by a resident ``nsjail -Ml`` per configuration (no nsjail start-up per
+    run); otherwise, or where no C compiler can build the jail init, each run starts
+    nsjail. ``prespawn`` keeps the next such per-run jail of a configuration started
+    and waiting for its program (languages that read it from stdin: Python), so a run
+    does not wait for jail set-up and interpreter start-up. Either way every run gets
+    a fresh jail.
     """
 
     def __init__(
@@ -471,9 +477,11 @@ class Sandbox:
         pool: SandboxPool | None = None,
         max_concurrency: int | None = None,
         prespawn: bool = True,
+        resident: bool = True,
     ) -> None:
         self.limits = limits or Limits()
         self.prespawn = prespawn
+        self.resident = resident
         self.isolation: Isolation = isolation
         self.languages = (tuple(get_language(n).name for n in languages)
                           if languages is not None else None)
@@ -713,6 +721,9 @@ class Sandbox:
                 env=tuple(full_env.items()),
                 use_rlimit_as=lang.use_rlimit_as if lang else True,
                 host_workdir=bool(files or output_files) and session_dir is None)
+            if (self.resident and spec_residentable(spec, lang, session_dir, src_files)
+                    and (init := _resident.init_binary()) is not None):
+                return await self._execute_resident(spec, init, stdin, limits, lang)
             # Only runs whose whole program arrives on stdin can use a jail started
             # before the program was known; every jail still serves exactly one run.
             reusable = (self.prespawn and session_dir is None and not src_files
@@ -738,6 +749,37 @@ class Sandbox:
                     await jail.discard()
                 else:
                     jail.remove_stage()
+
+    async def _execute_resident(self, spec: _JailSpec, init: str, stdin: str | bytes,
+                                limits: Limits, lang: Language | None) -> ExecResult:
+        """One run in a fresh jail cloned by the resident daemon of ``spec``."""
+        key = _resident.daemon_argv(
+            spec.nsjail, spec.command, limits=spec.limits, ro_mounts=spec.ro_mounts,
+            env=dict(spec.env), use_rlimit_as=spec.use_rlimit_as, init=init)
+        for attempt in (0, 1):
+            daemon = await _resident.DAEMONS.get(key, _base_dir())
+            try:
+                out = await _resident.run(daemon, _to_bytes(stdin),
+                                          wall_time_s=limits.wall_time_s,
+                                          max_output_bytes=limits.max_output_bytes)
+                break
+            except SandboxError:
+                if attempt or daemon.alive():
+                    raise
+                # The daemon died under us (killed from outside): restart it once.
+        stderr = out.stderr
+        if out.malformed:  # never from our init: the program tampered with the jail
+            stderr += f"\n[gym_llm.sandbox: {out.detail}]\n".encode()
+        killed = out.timed_out or out.output_truncated or out.malformed
+        if out.status is None:
+            raw_exit, raw_sig = -9, 9
+        else:
+            code = os.waitstatus_to_exitcode(out.status)
+            raw_exit, raw_sig = (code, None) if code >= 0 else (code, -code)
+        raw = RawResult(pid=0, returncode=raw_exit, stdout=out.stdout, stderr=stderr,
+                        timed_out=out.timed_out, output_truncated=out.output_truncated,
+                        killed=killed, wall_time_s=out.wall_time_s, killed_children=[])
+        return self._result(raw, raw_exit, raw_sig, False, limits, lang, None, ())
 
     def _result(self, raw: RawResult, raw_exit: int, raw_sig: int | None,
                 nsjail_timeout: bool, limits: Limits, lang: Language | None,
@@ -803,6 +845,15 @@ class Sandbox:
                                  preexec_fn=limit)
 
 
+def spec_residentable(spec: _JailSpec, lang: Language | None, session_dir: str | None,
+                      src_files: Mapping[str, str | bytes] | None) -> bool:
+    """Can a resident daemon serve this run? Only self-contained stdin-fed programs
+    (Python) in a fresh tmpfs ``/work``: a daemon's mounts are fixed, so per-run host
+    dirs (files in/out, sessions, compiled binaries) need a per-run nsjail."""
+    return (lang is not None and lang.run_stdin is not None and session_dir is None
+            and not src_files and not spec.host_workdir and not spec.rw_mounts)
+
+
 def _decode_status(returncode: int) -> tuple[int, int | None, bool]:
     if returncode < 0:
         return returncode, -returncode, False
@@ -866,7 +917,7 @@ def _check_isolation() -> str:
     probe = Sandbox.__new__(Sandbox)
     probe.limits, probe.env, probe.extra_ro_mounts = Limits(wall_time_s=10), {}, ()
     probe.pool, probe.nsjail, probe.languages = SandboxPool(1), path, None
-    probe.prespawn = False
+    probe.prespawn = probe.resident = False
     try:
         r = _LoopThread.run(probe._arun(["/usr/bin/env"], stdin=b"", files=None, output_files=(),
                                         limits=None, env=None, session_dir=None))
@@ -877,6 +928,49 @@ def _check_isolation() -> str:
         raise SandboxError(f"nsjail ({path}) started but a trivial jailed program failed "
                            f"(exit {r.exit_code}): {r.stderr[-500:]}\nFix: {_FIX_JAIL}")
     return path
+
+
+_MS_NOSUID, _MS_NODEV, _MNT_DETACH = 2, 4, 2
+
+
+def _mount_tmpfs(path: str, size_mb: int) -> bool:
+    """Mount a ``size_mb`` tmpfs owned by the jail uid on ``path``; False where we may
+    not mount (not root)."""
+    if not _nsjail.host_caps().is_root:
+        return False
+    import ctypes
+
+    uid, gid = _jail_owner()
+    opts = f"size={size_mb}m,mode=0700,uid={uid},gid={gid}".encode()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts) != 0:
+        log.warning("could not mount a tmpfs on session dir %s: %s", path,
+                    os.strerror(ctypes.get_errno()))
+        return False
+    return True
+
+
+def _remove_session_dir(path: str, mounted: bool) -> None:
+    if mounted:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).umount2(path.encode(), _MNT_DETACH)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _dir_bytes(root: str, max_entries: int = 100_000) -> int:
+    """Bytes of regular files under ``root`` (no symlinks followed, bounded walk)."""
+    total = n = 0
+    for dirpath, _, filenames in os.walk(root, followlinks=False):
+        for name in filenames:
+            n += 1
+            if n > max_entries:
+                return total
+            with contextlib.suppress(OSError):
+                st = os.lstat(os.path.join(dirpath, name))
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_blocks * 512
+    return total
 
 
 class SandboxSession:
@@ -892,6 +986,12 @@ class SandboxSession:
         os.chown(self.path, *_jail_owner())
         os.chmod(self.path, 0o700)
         self.closed = False
+        #: The work dir's cap in MiB (the sandbox's ``tmpfs_mb`` at creation).
+        self.max_mb = sandbox.limits.tmpfs_mb
+        # Root: the dir is a tmpfs of its own, so the kernel enforces the cap (ENOSPC).
+        # Otherwise the size is checked after every run (see _over_quota).
+        self.mounted = _mount_tmpfs(self.path, self.max_mb)
+        self._finalizer = weakref.finalize(self, _remove_session_dir, self.path, self.mounted)
 
     def __enter__(self) -> SandboxSession:
         return self
@@ -903,7 +1003,7 @@ class SandboxSession:
         """Delete the work dir (idempotent)."""
         if not self.closed:
             self.closed = True
-            shutil.rmtree(self.path, ignore_errors=True)
+            self._finalizer()
 
     def _check(self) -> str:
         if self.closed:
@@ -923,9 +1023,9 @@ class SandboxSession:
                    output_files: Sequence[str] = (), limits: Limits | None = None,
                    env: Mapping[str, str] | None = None) -> ExecResult:
         """:meth:`Sandbox.arun` with this session's work dir."""
-        return await self.sandbox._arun(argv, stdin=stdin, files=files,
-                                        output_files=output_files, limits=limits, env=env,
-                                        session_dir=self._check())
+        return self._enforce(await self.sandbox._arun(
+            argv, stdin=stdin, files=files, output_files=output_files, limits=limits, env=env,
+            session_dir=self._check()))
 
     async def arun_code(self, language: str, code: str, *, stdin: str | bytes = "",
                         files: Mapping[str, str | bytes] | None = None,
@@ -933,9 +1033,18 @@ class SandboxSession:
                         env: Mapping[str, str] | None = None,
                         args: Sequence[str] = ()) -> ExecResult:
         """:meth:`Sandbox.arun_code` with this session's work dir."""
-        return await self.sandbox._arun_code(language, code, stdin=stdin, files=files,
-                                             output_files=output_files, limits=limits, env=env,
-                                             args=args, session_dir=self._check())
+        return self._enforce(await self.sandbox._arun_code(
+            language, code, stdin=stdin, files=files, output_files=output_files, limits=limits,
+            env=env, args=args, session_dir=self._check()))
+
+    def _enforce(self, result: ExecResult) -> ExecResult:
+        """Without a tmpfs of its own (not root), fail a run that left the work dir over
+        its cap, saying so on stderr (the files stay for the episode to delete)."""
+        if not self.mounted and (used := _dir_bytes(self.path)) > self.max_mb << 20:
+            result.exit_code = result.exit_code or 1
+            result.stderr += (f"\n[gym_llm.sandbox: the session work dir holds {used} bytes, "
+                              f"over its cap of tmpfs_mb={self.max_mb} MiB]\n")
+        return result
 
     def write_files(self, files: Mapping[str, str | bytes]) -> None:
         """Put files into the work dir (owned by the jail uid, mode 0644)."""

@@ -112,7 +112,13 @@ def host() -> Iterator[Host]:
 
 
 @pytest.fixture(scope="session")
-def sb() -> Sandbox:
-    """A default-limits sandbox with fast-failing wall time for attacks."""
-    return Sandbox(limits=Limits(wall_time_s=5, cpu_time_s=5, memory_mb=256, max_processes=32,
-                                 max_output_bytes=200_000, max_file_mb=8, tmpfs_mb=32))
+def sb_limits() -> Limits:
+    """Default-like limits with fast-failing wall time for attacks."""
+    return Limits(wall_time_s=5, cpu_time_s=5, memory_mb=256, max_processes=32,
+                  max_output_bytes=200_000, max_file_mb=8, tmpfs_mb=32)
+
+
+@pytest.fixture(scope="session")
+def sb(sb_limits: Limits) -> Sandbox:
+    """A sandbox with the default execution paths and :func:`sb_limits`."""
+    return Sandbox(limits=sb_limits)

@@ -19,6 +19,14 @@ from gym_llm.sandbox import Sandbox
 PROJECT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(scope="module", params=["resident", "per-run"])
+def sb(request, sb_limits) -> Sandbox:
+    """Every attack runs against both execution paths: Python programs in jails cloned
+    by a resident nsjail (the default) and one nsjail process per run (the fallback,
+    and the path of bash/C/C++/JavaScript, files in/out and sessions)."""
+    return Sandbox(limits=sb_limits, resident=request.param == "resident")
+
+
 def py(sb: Sandbox, code: str, **kw):
     return sb.run_code("python", code, **kw)
 
@@ -372,3 +380,15 @@ def test_no_state_between_runs(sb, host):
     assert "left" in r1.stdout
     r2 = sb.run_code("bash", "ls -A /work /tmp; test -e /work/left || test -e /tmp/left2 || echo clean")
     assert "left" not in r2.stdout and "clean" in r2.stdout
+
+
+def test_no_python_state_between_runs_and_no_mixing(sb, host):
+    code = ("import os, sys\nprint(sorted(os.listdir('/tmp')), sys.stdin.read())\n"
+            "open('/tmp/left', 'w').write('x')")
+
+    async def main():
+        return await asyncio.gather(*(sb.arun_code("python", code, stdin=str(i))
+                                      for i in range(16)))
+
+    for i, r in enumerate(asyncio.run(main())):
+        assert r.stdout == f"[] {i}\n", (r.stdout, r.stderr)

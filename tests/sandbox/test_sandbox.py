@@ -358,8 +358,10 @@ def test_missing_program_is_exit_127(sb):
     assert r.exit_code == 127 and "/no/such/program" in r.stderr and not r.memory_exceeded
 
 
-def test_prespawned_jail_is_fresh_used_once_and_released(sb, host):
+def test_prespawned_jail_is_fresh_used_once_and_released(sb_limits, host):
     from tests.sandbox.conftest import descendants
+
+    sb = Sandbox(limits=sb_limits, resident=False)  # pre-spawning serves per-run jails
 
     def jails() -> set[int]:
         return {p for p in descendants(os.getpid()) if "nsjail" in _cmdline(p)}

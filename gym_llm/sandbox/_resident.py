@@ -1,0 +1,321 @@
+"""Resident nsjail daemons: one ``nsjail -Ml`` per jail configuration, a fresh jail per run.
+
+Starting nsjail costs ≈ 5 ms of CPU per run (exec, dynamic loading, page faults) before
+any jail exists. In listen mode one nsjail process stays up and, for every TCP
+connection on 127.0.0.1, clones a **fresh** jail (new namespaces, cgroups, tmpfs
+``/work``) running our tiny init (``_init.c``) as PID 1 with the connection as its
+fds 0/1/2. The init forwards a declared number of stdin bytes to the program and
+frames the program's stdout/stderr and wait status back (see ``_init.c``); the host
+never trusts those frames: anything malformed is a failed run.
+
+A daemon is keyed by everything on its command line (limits, mounts, env), started
+lazily on first use, restarted when it has died, stopped by :func:`stop_all` and at
+interpreter exit (and by the kernel if this process dies: PDEATHSIG).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import ctypes
+import functools
+import hashlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gym_llm.sandbox import _nsjail
+from gym_llm.sandbox._types import Limits, SandboxError
+
+log = logging.getLogger("gym_llm.sandbox")
+
+#: Where the init binary is mounted inside each jail.
+INIT_PATH = "/gym_llm_init"
+#: Daemons kept at once (least recently used stopped beyond this).
+MAX_DAEMONS = 8
+_SOURCE = Path(__file__).with_name("_init.c")
+_HELLO, _STDOUT, _STDERR, _EXIT = 0, 1, 2, 3
+_CHUNK = 256 * 1024
+_PR_SET_PDEATHSIG = 1
+
+
+class Malformed(Exception):
+    """The jail's frames broke the protocol (a failed run, never trusted)."""
+
+
+@functools.lru_cache(maxsize=1)
+def init_binary() -> str | None:
+    """The compiled init (static when libc.a exists), built once per source version into
+    the staging dir; None when no C compiler is available (resident mode then off)."""
+    from gym_llm.sandbox.core import _base_dir
+
+    src = _SOURCE.read_bytes()
+    digest = hashlib.sha256(src).hexdigest()[:16]
+    out = os.path.join(_base_dir(), f"init-{digest}")
+    if os.path.isfile(out) and os.access(out, os.X_OK):
+        return out
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        log.info("no C compiler: resident nsjail mode unavailable")
+        return None
+    tmp = f"{out}.{os.getpid()}.{threading.get_ident()}"
+    for static in (["-static"], []):
+        r = subprocess.run([cc, "-O2", "-Wall", *static, "-o", tmp, str(_SOURCE)],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode == 0:
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, out)  # atomic: concurrent builders agree
+            return out
+    log.info("cannot build the jail init: %s", r.stderr[-500:])
+    return None
+
+
+def _pdeathsig() -> None:  # in the daemon, between fork and exec
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+@dataclass
+class Daemon:
+    """One resident ``nsjail -Ml`` on ``127.0.0.1:port``."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    logfile: str
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        """SIGTERM: nsjail kills its jails and exits; then remove the cgroups its jails
+        left (a daemon stopping, or killed from outside, does not remove them)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        remove_stale_cgroups()
+        with contextlib.suppress(OSError):
+            os.unlink(self.logfile)
+
+
+def remove_stale_cgroups(timeout_s: float = 2.0) -> None:
+    """Remove nsjail cgroups whose jail is gone (its processes may take a moment to die)."""
+    deadline = time.monotonic() + timeout_s
+    while not all([_nsjail.cleanup_cgroups(p) for p in _nsjail.stale_cgroup_pids()]):
+        if time.monotonic() > deadline:
+            log.warning("could not remove the cgroups of dead jails")
+            return
+        time.sleep(0.01)
+
+
+def _listening(port: int) -> bool:
+    """Is something listening on 127.0.0.1:port (from /proc/net/tcp, without connecting:
+    a connection would start a jail). nsjail binds ``::ffff:127.0.0.1`` (tcp6)."""
+    want = f"0100007F:{port:04X}"
+    for table in ("/proc/net/tcp6", "/proc/net/tcp"):
+        with contextlib.suppress(OSError), open(table) as f:
+            for line in list(f)[1:]:
+                fields = line.split()
+                if fields[1].endswith(want) and fields[3] == "0A":
+                    return True
+    return False
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(argv_tail: Sequence[str], log_dir: str) -> Daemon:
+    """Start a daemon on a free port and wait until it listens (retrying a lost port race)."""
+    last = ""
+    for _ in range(5):
+        port = _free_port()
+        logfile = os.path.join(log_dir, f"daemon-{port}-{os.getpid()}.log")
+        argv = [argv_tail[0], "-Ml", "--port", str(port), "--bindhost", "127.0.0.1",
+                "-q", "--log", logfile, *argv_tail[1:]]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=_pdeathsig)
+        deadline = time.monotonic() + 10
+        while proc.poll() is None and time.monotonic() < deadline:
+            if _listening(port):
+                return Daemon(proc, port, logfile)
+            time.sleep(0.002)
+        with contextlib.suppress(OSError):
+            last = Path(logfile).read_text(errors="replace")[-800:]
+        Daemon(proc, port, logfile).stop()
+    raise SandboxError(f"could not start a resident nsjail: {last or 'no log'}")
+
+
+class Daemons:
+    """The daemons of this process, keyed by their jail command line."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._daemons: dict[tuple[str, ...], Daemon] = {}
+        # Daemons are started from one long-lived thread: PDEATHSIG follows the thread
+        # that forked, so a daemon must not be tied to a short-lived caller thread.
+        self._spawner = concurrent.futures.ThreadPoolExecutor(1, "gym_llm-nsjaild")
+
+    def _get_sync(self, key: tuple[str, ...], log_dir: str) -> Daemon:
+        with self._lock:
+            d = self._daemons.pop(key, None)
+            if d is not None and d.alive():
+                self._daemons[key] = d  # most recently used last
+                return d
+        if d is not None:
+            log.warning("resident nsjail on port %d died (status %s); restarting",
+                        d.port, d.proc.returncode)
+            d.stop()
+        new = _start(key, log_dir)
+        with self._lock:
+            evicted = [self._daemons.pop(k) for k in list(self._daemons)[
+                :max(0, len(self._daemons) + 1 - MAX_DAEMONS)]]
+            self._daemons[key] = new
+        for e in evicted:
+            e.stop()
+        return new
+
+    async def get(self, key: tuple[str, ...], log_dir: str) -> Daemon:
+        """The live daemon for ``key`` (nsjail argv without mode/port), started if needed."""
+        with self._lock:
+            d = self._daemons.get(key)
+            if d is not None and d.alive():
+                return d
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._spawner, self._get_sync, key, log_dir)
+
+    def stop_all(self) -> None:
+        """Stop every daemon (their jails die with them)."""
+        with self._lock:
+            ds = list(self._daemons.values())
+            self._daemons.clear()
+        for d in ds:
+            d.stop()
+
+
+DAEMONS = Daemons()
+atexit.register(DAEMONS.stop_all)
+
+
+@dataclass
+class Outcome:
+    """What a resident jail reported; ``status`` is a raw wait status, None if the jail
+    ended (or was cut off) without a well-formed exit frame."""
+
+    status: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    output_truncated: bool
+    wall_time_s: float
+    malformed: bool = False
+    detail: str = ""
+
+
+async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
+              max_output_bytes: int) -> Outcome:
+    """One run in a fresh jail of ``daemon``: send ``stdin``, collect frames.
+
+    Closing the socket ends the jail (its init exits, the PID namespace dies); that is
+    how timeouts, output overflow and cancellation kill it. Raises
+    :class:`SandboxError` when the jail never came up (no hello frame).
+    """
+    loop = asyncio.get_running_loop()
+    t0 = time.perf_counter()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    out, err = bytearray(), bytearray()
+    buf = bytearray()
+    status: int | None = None
+    timed_out = truncated = hello = malformed = False
+    detail = ""
+    sender: asyncio.Future[None] | None = None
+    try:
+        async with asyncio.timeout(wall_time_s):
+            try:
+                await loop.sock_connect(sock, ("127.0.0.1", daemon.port))
+            except OSError as e:
+                raise SandboxError(f"resident nsjail not reachable: {e}") from None
+            sender = asyncio.ensure_future(
+                loop.sock_sendall(sock, struct.pack(">Q", len(stdin)) + stdin))
+            while status is None:
+                try:
+                    chunk = await loop.sock_recv(sock, _CHUNK)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    detail = "the jail closed its connection without an exit status"
+                    break
+                buf += chunk
+                while len(buf) >= 5:
+                    stream, n = buf[0], struct.unpack(">I", buf[1:5])[0]
+                    if stream > _EXIT or (stream == _EXIT and n != 4) or (
+                            stream != _HELLO and not hello) or (stream == _HELLO and n):
+                        raise Malformed(f"bad frame (stream {stream}, {n} bytes)")
+                    if len(buf) < 5 + n:
+                        break
+                    data = bytes(buf[5:5 + n])
+                    del buf[:5 + n]
+                    if stream == _HELLO:
+                        hello = True
+                    elif stream == _EXIT:
+                        status = struct.unpack(">I", data)[0]
+                        if buf:
+                            raise Malformed("data after the exit frame")
+                    else:
+                        sink = out if stream == _STDOUT else err
+                        room = max_output_bytes - len(sink)
+                        sink += data[:max(room, 0)]
+                        if len(data) > room:
+                            truncated = True
+                if truncated:
+                    break
+    except TimeoutError:
+        timed_out = True
+    except Malformed as e:
+        status, detail, malformed = None, str(e), True
+    finally:
+        if sender is not None:
+            sender.cancel()
+        sock.close()  # ends the jail if it is still running
+    if not hello and not timed_out:
+        try:
+            text = Path(daemon.logfile).read_text(errors="replace")
+        except OSError:
+            text = ""
+        errors = [ln for ln in text.splitlines() if ln.startswith(("[E]", "[F]", "[W]"))]
+        raise SandboxError("nsjail could not run the program (resident jail): "
+                           + ("\n".join(errors[-8:]) or detail))
+    if truncated:
+        status = None
+    return Outcome(status, bytes(out), bytes(err), timed_out, truncated,
+                   time.perf_counter() - t0, malformed, detail)
+
+
+def daemon_argv(nsjail: str, command: Sequence[str], *, limits: Limits, ro_mounts: Sequence[str],
+                env: dict[str, str], use_rlimit_as: bool, init: str) -> tuple[str, ...]:
+    """The daemon's nsjail argv (mode, port and log added by :func:`_start`)."""
+    argv = _nsjail.build_argv(nsjail, [INIT_PATH, *command], limits=limits,
+                              ro_mounts=[*ro_mounts, f"{init}:{INIT_PATH}"], env=env,
+                              tmpfs_work=True, log_path="", use_rlimit_as=use_rlimit_as)
+    # build_argv's run-mode head is "<nsjail> -Mo --log <path>"; the daemon sets its own.
+    assert argv[1:4] == ["-Mo", "--log", ""]
+    return (argv[0], *argv[4:])

@@ -1,0 +1,129 @@
+"""The resident path (``nsjail -Ml`` + our init) and session work-dir caps."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gym_llm.sandbox import Limits, Sandbox, SandboxError, _resident
+
+
+def _daemons() -> list[_resident.Daemon]:
+    return [d for d in _resident.DAEMONS._daemons.values() if d.alive()]
+
+
+def test_python_runs_use_one_resident_daemon_and_fresh_jails(sb, host):
+    rs = [sb.run_code("python", "import os; print(os.getpid(), os.listdir('/tmp'))\n"
+                      "open('/tmp/x', 'w').write('x')") for _ in range(5)]
+    # PID 2: our init is PID 1 of each fresh PID namespace; /tmp is a fresh tmpfs.
+    assert [r.stdout for r in rs] == ["2 []\n"] * 5, rs[0].stderr
+    assert len(_daemons()) == 1
+
+
+def test_program_cannot_reach_the_init_or_the_socket(sb, host):
+    r = sb.run_code("python", """
+import os
+print(sorted(os.listdir('/proc/self/fd')), [os.readlink(f'/proc/self/fd/{i}')[:5] for i in (0, 1, 2)])
+for p in ('/proc/1/fd', '/proc/1/mem', '/proc/1/environ', '/proc/1/fd/0'):
+    try:
+        open(p, 'rb').read(1) if not p.endswith('fd') else os.listdir(p)
+        print('REACHED', p)
+    except OSError as e:
+        print('denied', e.errno)
+""")
+    lines = r.stdout.splitlines()
+    assert lines[0] == "['0', '1', '2', '3'] ['pipe:', 'pipe:', 'pipe:']", r.stdout + r.stderr
+    assert "REACHED" not in r.stdout and r.stdout.count("denied") == 4
+
+
+def test_dead_daemon_is_restarted(sb, host):
+    assert sb.run_code("python", "print(1)").stdout == "1\n"
+    (d,) = _daemons()
+    os.kill(d.proc.pid, signal.SIGKILL)
+    d.proc.wait()
+    time.sleep(0.2)  # its jails die with it (PDEATHSIG); nothing is left to reap
+    r = sb.run_code("python", "print(2)")
+    assert r.stdout == "2\n", r.stderr
+    assert [x.proc.pid for x in _daemons()] != [d.proc.pid]
+
+
+def _fake_daemon(reply: bytes) -> tuple[_resident.Daemon, threading.Thread]:
+    """A loopback listener speaking bytes of our choosing in place of a jail."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        conn.sendall(reply)
+        time.sleep(0.2)
+        conn.close()
+        srv.close()
+
+    t = threading.Thread(target=serve)
+    t.start()
+    return _resident.Daemon(None, srv.getsockname()[1], "/nonexistent"), t  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("reply", [
+    b"\x00\x00\x00\x00\x00\x07\x00\x00\x00\x02hi",       # unknown stream
+    b"\x00\x00\x00\x00\x00\x03\x00\x00\x00\x09123456789",  # exit frame of the wrong size
+    b"\x00\x00\x00\x00\x00\x03\x00\x00\x00\x00\x00" + b"\x01\x00\x00\x00\x01x",  # data after exit
+    b"\x00\x00\x00\x00\x00\x01\x00\x00\x00\x05ab",        # cut short, no exit frame
+])
+def test_malformed_frames_are_a_failed_run(reply):
+    import asyncio
+
+    d, t = _fake_daemon(reply)
+    out = asyncio.run(_resident.run(d, b"", wall_time_s=5, max_output_bytes=100))
+    t.join()
+    assert out.status is None and not out.timed_out
+
+
+def test_no_hello_is_a_sandbox_error():
+    import asyncio
+
+    d, t = _fake_daemon(b"")
+    with pytest.raises(SandboxError, match="could not run"):
+        asyncio.run(_resident.run(d, b"", wall_time_s=5, max_output_bytes=100))
+    t.join()
+
+
+def test_session_dir_is_capped_across_commands(host):
+    sb = Sandbox(limits=Limits(tmpfs_mb=16, memory_mb=256, wall_time_s=10))
+    fill = """
+n = 0
+try:
+    for n in range(15):
+        with open(f"{PREFIX}{n}", "wb") as f:
+            f.write(b"x" * (1 << 20))
+    print("wrote 15")
+except OSError as e:
+    print("stopped", e.errno)
+"""
+    with sb.session() as s:
+        first = s.run_code("python", fill.replace("{PREFIX}", "a"))
+        second = s.run_code("python", fill.replace("{PREFIX}", "b"))
+        used = sum(f.stat().st_size for f in Path(s.path).iterdir())
+        assert first.stdout == "wrote 15\n", first.stderr
+        # 30 MiB asked for in two commands; the dir keeps at most its 16 MiB cap.
+        assert used <= 16 << 20, used
+        assert second.stdout == "stopped 28\n" or not second.ok, second
+        assert not s.run_code("bash", "head -c 2M /dev/zero > more").ok
+        path = s.path
+    assert not os.path.exists(path)
+    assert path not in Path("/proc/mounts").read_text()
+
+
+def test_frame_header_layout_matches_init_source():
+    # The host parser and the C init agree on [stream u8][length u32 BE].
+    src = Path(_resident.__file__).with_name("_init.c").read_text()
+    assert "char hdr[5] = {(char)stream, (char)(n >> 24)" in src
+    assert struct.calcsize(">BI") == 5
