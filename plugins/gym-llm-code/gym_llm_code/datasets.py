@@ -53,12 +53,14 @@ from .problems import FunctionProblem, StdioProblem
 from .verify import (
     GradingPolicy,
     Verdict,
-    _clean,
-    _failure_kind,
+    cached,
+    clean_text,
     environment_error,
     extract_answer,
+    failure_kind,
     score_verdicts,
     stdio_steps,
+    store,
     value_verdict,
     zero,
 )
@@ -397,13 +399,13 @@ def check_verdict(check: AssertCheck, expected: Any, result: dict[str, Any]) -> 
     """Judge one split assert on the host, on plain values."""
     if check.kind == "eq":
         return value_verdict(expected, result)
-    problem = _failure_kind(result)
+    problem = failure_kind(result)
     if problem is not None or "value" not in result:
         return Verdict(False, problem or "no result")
     try:
         got = decode(result["value"])
     except (ValueError, TypeError, RecursionError) as e:
-        return Verdict(False, f"unreadable result: {_clean(str(e))}")
+        return Verdict(False, f"unreadable result: {clean_text(str(e))}")
     if check.kind in ("truthy", "falsy"):
         ok = not isinstance(got, Unsupported) and bool(got) == (check.kind == "truthy")
     elif check.kind == "close":
@@ -412,10 +414,7 @@ def check_verdict(check: AssertCheck, expected: Any, result: dict[str, Any]) -> 
     else:
         value, rel, tol = expected
         ok = _numbers(got, value, rel, tol) and math.isclose(got, value, rel_tol=rel, abs_tol=tol)
-    return Verdict(True) if ok else Verdict(False, "wrong result", _clean(repr(got), 200))
-
-
-_EXPECTED_CACHE: dict[str, list[Any] | str] = {}
+    return Verdict(True) if ok else Verdict(False, "wrong result", clean_text(repr(got), 200))
 
 
 def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
@@ -438,20 +437,20 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
         if outcome.failure is not None:
             return zero(outcome.failure, **info, feedback=f"Your code could not be tested: {outcome.failure}.")
         res = outcome.results[0] if outcome.results else {}
-        verdict = Verdict(True) if res == {"value": True} else Verdict(False, _failure_kind(res) or "test failed")
+        verdict = Verdict(True) if res == {"value": True} else Verdict(False, failure_kind(res) or "test failed")
         result = score_verdicts([verdict], policy, info)
         if not verdict.ok:
             result.info["feedback"] = _hidden_feedback([verdict])
         return result
     checks = list(item.checks)
-    key = content_hash([item.prefix, item.solution, item.setup, [c.expected for c in checks]])
-    expected_values = _EXPECTED_CACHE.get(key)
+    key = ("asserts", content_hash([item.prefix, item.solution, item.setup, [c.expected for c in checks]]))
+    expected_values = cached(key)
     if expected_values is None:
         ref: JobOutcome = yield _expected_values(item, checks)
         expected_values = _reference_values(ref, item)
-        _EXPECTED_CACHE[key] = expected_values
-    if isinstance(expected_values, str):
-        return environment_error(expected_values)
+        if isinstance(expected_values, str):
+            return environment_error(expected_values)
+        store(key, expected_values)
     outcome = yield Job(kind="exprs", program=program, setup=item.setup, exprs=[c.candidate for c in checks],
                         bind={"candidate": item.entry_point} if item.format == "humaneval" else {},
                         test_timeout_s=policy.test_timeout_s, budget_s=policy.budget_s)
@@ -481,13 +480,13 @@ def _reference_values(ref: JobOutcome, item: AssertionItem) -> list[Any] | str:
     values = []
     for i, res in enumerate(ref.results):
         if "value" not in res:
-            return f"{where}: test {i + 1} failed to evaluate: {_failure_kind(res)}"
+            return f"{where}: test {i + 1} failed to evaluate: {failure_kind(res)}"
         values.append(decode(res["value"]))
     return values
 
 
 def _compile_error(error: str, info: dict[str, Any]) -> RewardResult:
-    error = _clean(error, 1000)
+    error = clean_text(error, 1000)
     return zero("the code does not compile", compile_error=error, **info,
                 feedback=f"Your code does not compile:\n{error}\nAnswer again with the complete function in a ```python code block.")
 

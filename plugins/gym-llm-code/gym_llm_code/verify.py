@@ -53,7 +53,7 @@ LANGUAGE_TAGS: dict[str, tuple[str, ...]] = {
 }
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
-_REFERENCE_CACHE: OrderedDict[tuple, tuple[list, list]] = OrderedDict()
+_REFERENCE_CACHE: OrderedDict[tuple, Any] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 4096
 
@@ -114,27 +114,27 @@ def extract_answer(text: str, languages: Sequence[str] = ("python",)) -> tuple[s
     return None
 
 
-def _clean(text: str, limit: int = 300) -> str:
+def clean_text(text: str, limit: int = 300) -> str:
     """Error text made deterministic (no memory addresses) and short."""
     text = _ADDRESS.sub("0x...", text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _failure_kind(result: dict[str, Any]) -> str | None:
+def failure_kind(result: dict[str, Any]) -> str | None:
     if result.get("timeout"):
         return "timed out"
     if result.get("skipped"):
         return "not run: the time budget of the answer was used up"
     if "crash" in result:
-        return _clean(str(result["crash"]))
+        return clean_text(str(result["crash"]))
     if "error" in result:
-        return _clean(str(result["error"]))
+        return clean_text(str(result["error"]))
     return None
 
 
 def value_verdict(expected: Any, result: dict[str, Any]) -> Verdict:
     """Judge a ``call``/``exprs`` test: its plain value must equal ``expected``."""
-    problem = _failure_kind(result)
+    problem = failure_kind(result)
     if problem is not None:
         return Verdict(False, problem)
     if "value" not in result:
@@ -142,16 +142,16 @@ def value_verdict(expected: Any, result: dict[str, Any]) -> Verdict:
     try:
         got = decode(result["value"])
     except (ValueError, TypeError, RecursionError) as e:
-        return Verdict(False, f"unreadable result: {_clean(str(e))}")
+        return Verdict(False, f"unreadable result: {clean_text(str(e))}")
     if plain_equal(expected, got):
         return Verdict(True)
-    return Verdict(False, "wrong result", _clean(repr(got), 200))
+    return Verdict(False, "wrong result", clean_text(repr(got), 200))
 
 
 def stdio_verdict(expected: str, result: dict[str, Any]) -> Verdict:
     """Judge a ``stdio`` test: exit status 0 and matching tokens."""
     if not isinstance(result.get("stdout"), str):
-        return Verdict(False, _failure_kind(result) or "no result")
+        return Verdict(False, failure_kind(result) or "no result")
     if result.get("timeout"):
         return Verdict(False, "timed out")
     if result.get("truncated"):
@@ -159,11 +159,11 @@ def stdio_verdict(expected: str, result: dict[str, Any]) -> Verdict:
     if result.get("exit") != 0:
         how = f"killed by signal {result.get('signal')}" if result.get("signal") else f"exit status {result.get('exit')}"
         tail = (result.get("stderr") or "").strip().splitlines()[-1:] or [""]
-        return Verdict(False, _clean(f"runtime error ({how}) {tail[0]}".strip()))
+        return Verdict(False, clean_text(f"runtime error ({how}) {tail[0]}".strip()))
     diff = first_difference(expected, result["stdout"])
     if diff is None:
         return Verdict(True)
-    return Verdict(False, f"wrong answer: {diff}", _clean(result["stdout"], 200))
+    return Verdict(False, f"wrong answer: {diff}", clean_text(result["stdout"], 200))
 
 
 def score_verdicts(hidden: Sequence[Verdict], policy: GradingPolicy, info: dict[str, Any]) -> RewardResult:
@@ -195,7 +195,9 @@ def environment_error(message: str) -> RewardResult:
     return RewardResult(0.0, {"pass_rate": 0.0, "passed": 0.0}, {"reward_error": message})
 
 
-def _cached(key: tuple) -> tuple[list, list] | None:
+def cached(key: tuple) -> Any:
+    """A reference result computed before (LRU, shared by all environments of
+    the process), or ``None``."""
     with _CACHE_LOCK:
         hit = _REFERENCE_CACHE.get(key)
         if hit is not None:
@@ -203,7 +205,8 @@ def _cached(key: tuple) -> tuple[list, list] | None:
         return hit
 
 
-def _store(key: tuple, value: tuple[list, list]) -> None:
+def store(key: tuple, value: Any) -> None:
+    """Remember a reference result (see :func:`cached`)."""
     with _CACHE_LOCK:
         _REFERENCE_CACHE[key] = value
         while len(_REFERENCE_CACHE) > _CACHE_SIZE:
@@ -222,7 +225,7 @@ def _reference_generation(
     expected)``, or an error text when the reference itself failed."""
     seeds = rotation_seeds(problem.name, rotation, policy.random_tests)
     key = (kind, problem.name, problem.reference, problem.generator, tuple(seeds))
-    hit = _cached(key)
+    hit = cached(key)
     if hit is not None:
         return hit
     outcome = yield Job(
@@ -242,14 +245,14 @@ def _reference_generation(
     for inp, res in zip(generated, outcome.results, strict=True):
         if kind == "call":
             if "value" not in res:
-                return f"{where} failed on generated input {str(inp)[:200]}: {_failure_kind(res)}"
+                return f"{where} failed on generated input {str(inp)[:200]}: {failure_kind(res)}"
             expected.append(decode(res["value"]))
         else:
             if res.get("timeout") or res.get("exit") != 0 or not isinstance(res.get("stdout"), str):
-                return f"{where} failed on generated input {str(inp)[:200]!r}: {_clean(str(res))}"
+                return f"{where} failed on generated input {str(inp)[:200]!r}: {clean_text(str(res))}"
             expected.append(res["stdout"])
     value = (generated, expected)
-    _store(key, value)
+    store(key, value)
     return value
 
 
@@ -284,7 +287,7 @@ def function_steps(problem: FunctionProblem, text: str, rotation: int, policy: G
     )
     info: dict[str, Any] = {"language": "python"}
     if outcome.compile_error is not None:
-        error = _clean(outcome.compile_error, 1000)
+        error = clean_text(outcome.compile_error, 1000)
         return zero("the code does not compile", compile_error=error,
                     feedback=f"Your code does not compile:\n{error}\nAnswer again with the complete function in a ```python code block.")
     if outcome.failure is not None:
@@ -331,7 +334,7 @@ def stdio_steps(problem: StdioProblem, text: str, rotation: int, policy: Grading
     )
     info: dict[str, Any] = {"language": language}
     if outcome.compile_error is not None:
-        error = _clean(outcome.compile_error, 1500)
+        error = clean_text(outcome.compile_error, 1500)
         return zero("the code does not compile", compile_error=error, language=language,
                     feedback=f"Your code does not compile:\n{error}\nAnswer again with the complete program in a {hint} block.")
     if outcome.failure is not None:
