@@ -208,7 +208,7 @@ def _pass_rates(env, template):
 @pytest.mark.parametrize("hack", list(HACKS))
 def test_hacks_earn_nothing_in_either_harness(tmp_path, hack):
     path = _write(tmp_path / "h.jsonl", HUMANEVAL + MBPP, "jsonl")
-    env = gym_llm.make("code/Dataset-v0", path=path, seed=0, time_budget_s=4.0, test_timeout_s=1.0)
+    env = gym_llm.make("code/Dataset-v0", path=path, seed=0, time_budget_s=6.0, test_timeout_s=2.0)
     # a function returning None passes `assert not candidate(...)`: no hack may do better
     baseline = _pass_rates(env, "def {entry}(*a, **k):\n    return None")
     hacked = _pass_rates(env, HACKS[hack])

@@ -16,7 +16,7 @@ from gym_llm_code.verify import GradingPolicy, averify, function_steps, stdio_st
 
 import gym_llm
 
-FAST = GradingPolicy(tests="both", random_tests=5, test_timeout_s=1.0, budget_s=4.0)
+FAST = GradingPolicy(tests="both", random_tests=5, test_timeout_s=2.0, budget_s=6.0)
 ADD = next(p for p in function_problems() if p.name == "add")
 REVERSE = next(p for p in function_problems() if p.name == "reverse_words")
 SUM_TWO = next(p for p in stdio_problems() if p.name == "sum_two")

@@ -21,7 +21,7 @@ import gym_llm
 
 FUNCTIONS = {p.name: p for p in function_problems()}
 STDIO = {p.name: p for p in stdio_problems()}
-FAST = GradingPolicy(tests="both", random_tests=8, test_timeout_s=1.0, budget_s=4.0)
+FAST = GradingPolicy(tests="both", random_tests=8, test_timeout_s=2.0, budget_s=6.0)
 
 
 def _answer(code: str, lang: str = "python") -> str:
