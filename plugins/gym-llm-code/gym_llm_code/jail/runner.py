@@ -1,8 +1,9 @@
 """The test runner that runs inside the sandbox (stdlib only).
 
-Reads ``job.bin`` (marshal, written by the host) from its own directory, runs every test of the job and
-prints exactly one line, ``MARK`` followed by the JSON outcome. The host
-builds the job (:mod:`gym_llm_code.harness`) and reads that line.
+Reads ``job.bin`` (marshal, written by the host) from its own directory,
+runs every test of the job and prints exactly one line, ``MARK`` followed by
+the JSON outcome. The host builds the job (:mod:`gym_llm_code.harness`) and
+reads that line.
 
 Trust model: the runner process never executes the program under test. It
 compiles it (which runs no code), then forks child processes that run it with
