@@ -325,7 +325,7 @@ def training_mixture(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """The environments a training run sampled: its ``mixture.envs`` entries
     (``name -> {id, weight, kwargs, heldout_kwargs}``) whose weight times
     their domain's weight is positive. Two entries of one id get distinct
-    results keys (``<id>@<name>``)."""
+    results keys (``<id>#<name>``, as gym-llm-train names their held-out metrics)."""
     mixture = run_config(run_dir).get("mixture") or {}
     weights = mixture.get("weights") or {}
     entries = {}
@@ -337,14 +337,15 @@ def training_mixture(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
     ids = [e["id"] for e in entries.values()]
     for name, entry in entries.items():
         if ids.count(entry["id"]) > 1:
-            entry.setdefault("key", f"{entry['id']}@{name}")
+            entry.setdefault("key", f"{entry['id']}#{name}")
     return entries
 
 
 def _training_footprint(run_dir: Path) -> tuple[set[str], set[tuple[str, str]]]:
-    """What a training run sampled: the env ids of its mixture (and of its
-    train-split trajectories), and the ``(env_id, task_id)`` pairs of its
-    trajectories."""
+    """What a training run trained on: the env ids of its mixture and of its
+    train-split trajectories, and the ``(env_id, task_id)`` pairs of those
+    trajectories (its held-out eval trajectories, which gym-llm-train also
+    keeps in ``trajectories/``, are not training data)."""
     envs = {e["id"] for e in training_mixture(run_dir).values()}
     seen: set[tuple[str, str]] = set()
     for path in sorted((run_dir / "trajectories").glob("*.jsonl*")):
@@ -354,7 +355,7 @@ def _training_footprint(run_dir: Path) -> tuple[set[str], set[tuple[str, str]]]:
             for t in read_jsonl(path):
                 if t.split == "train":
                     envs.add(t.env_id)
-                seen.add((t.env_id, t.task_id))
+                    seen.add((t.env_id, t.task_id))
         except (OSError, ValueError) as e:
             log.warning("could not read %s for the contamination check: %s", path, e)
     return envs, seen
@@ -366,8 +367,8 @@ def contamination_warnings(
     """Warnings for evaluating ``evaluated`` (each env with the task ids to be
     evaluated) on ``split`` after training run ``run_dir``: environments whose
     train split the run sampled (when ``split`` is ``train``), and evaluated
-    task ids that appear in the run's trajectories (any split: a leak between
-    splits)."""
+    task ids that appear in the run's training trajectories (on any split: on
+    ``heldout`` that is a leak between splits)."""
     trained_envs, trained_tasks = _training_footprint(Path(run_dir))
     out = []
     if split == "train":
@@ -377,8 +378,8 @@ def contamination_warnings(
     for env, ids in evaluated:
         leaked = sorted({i for i in ids if (env.id, i) in trained_tasks})
         if leaked:
-            out.append(f"{env.key}: {len(leaked)} evaluated task(s) appear in {run_dir}/trajectories "
-                       f"(e.g. {leaked[0]}): these tasks were trained on")
+            out.append(f"{env.key}: {len(leaked)} evaluated task(s) appear in the training "
+                       f"trajectories of {run_dir} (e.g. {leaked[0]}): these tasks were trained on")
     return out
 
 
@@ -965,8 +966,9 @@ def _print_summary(outcome: EvalOutcome, out_dir: Path) -> None:
     from rich.table import Table
 
     table = Table(title=f"gym-llm-eval: {out_dir}")
-    for col in ("environment", "tasks", "mean reward", "pass@1", "pass@k"):
-        table.add_column(col)
+    table.add_column("environment", overflow="fold")
+    for col in ("tasks", "mean reward", "pass@1", "pass@k"):
+        table.add_column(col, no_wrap=True)
     for key, r in outcome.results.items():
         table.add_row(key, str(r["n"]), _fmt(r["mean_reward"]), _fmt(r["pass@1"]),
                       f"{_fmt(r['pass@k'])} (k={r['k']})")

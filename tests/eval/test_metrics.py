@@ -96,13 +96,13 @@ def test_difficulty_labels_bin_many_levels() -> None:
 def test_env_set_shapes() -> None:
     envs = env_set({
         "arith": {"id": "math/Arithmetic-v0", "kwargs": {"max_turns": 2}, "difficulties": [0.0, 0.5]},
-        "retry": {"id": "math/Arithmetic-v0", "key": "math/Arithmetic-v0@retry",
+        "retry": {"id": "math/Arithmetic-v0", "key": "math/Arithmetic-v0#retry",
                   "kwargs": {"max_turns": 3}, "heldout_kwargs": {"max_turns": 1}, "weight": 0.5},
     })
     assert envs == [
         EvalEnv("math/Arithmetic-v0", {"max_turns": 2, "difficulty": 0.0}),
         EvalEnv("math/Arithmetic-v0", {"max_turns": 2, "difficulty": 0.5}),
-        EvalEnv("math/Arithmetic-v0", {"max_turns": 1}, "math/Arithmetic-v0@retry"),
+        EvalEnv("math/Arithmetic-v0", {"max_turns": 1}, "math/Arithmetic-v0#retry"),
     ]
     assert env_set(["a/B-v0"]) == [EvalEnv("a/B-v0")]
     assert [e.id for e in env_set("all")] == sorted(e.id for e in env_set("all"))
@@ -164,6 +164,9 @@ def test_contamination_warnings_from_a_run_dir(tmp_path: Path) -> None:
         "    c: {id: code/PythonFunctions-v0, weight: 1.0}\n  weights: {code: 0.0}\n")
     write_jsonl([Trajectory("tool/Orders-v0", "orders-leaked", "0-0", split="train")],
                 run / "trajectories" / "step_000001.jsonl")
+    # the trainer's own held-out evals are kept there too: not training data
+    write_jsonl([Trajectory("math/Arithmetic-v0", "m1", "0-0", split="heldout")],
+                run / "trajectories" / "heldout_step_000001.jsonl")
     envs = [EvalEnv("math/Arithmetic-v0"), EvalEnv("code/PythonFunctions-v0"), EvalEnv("tool/Orders-v0")]
     evaluated = list(zip(envs, [["m1"], ["c1"], ["orders-leaked", "orders-fresh"]], strict=True))
     on_train = contamination_warnings(run, evaluated, "train")
@@ -171,8 +174,8 @@ def test_contamination_warnings_from_a_run_dir(tmp_path: Path) -> None:
     assert any(w.startswith("tool/Orders-v0: training run") for w in on_train)  # seen in trajectories
     assert not any(w.startswith("code/PythonFunctions-v0") for w in on_train)  # weight 0: not trained
     on_heldout = contamination_warnings(run, evaluated, "heldout")
-    assert on_heldout == [f"tool/Orders-v0: 1 evaluated task(s) appear in {run}/trajectories "
-                          "(e.g. orders-leaked): these tasks were trained on"]
+    assert on_heldout == [f"tool/Orders-v0: 1 evaluated task(s) appear in the training trajectories "
+                          f"of {run} (e.g. orders-leaked): these tasks were trained on"]
 
 
 def test_training_mixture_becomes_an_env_set(tmp_path: Path) -> None:
@@ -185,7 +188,7 @@ def test_training_mixture_becomes_an_env_set(tmp_path: Path) -> None:
         "    functions: {id: code/PythonFunctions-v0, weight: 1.0}\n"
         "  weights: {code: 0.0}\n")
     assert env_set(training_mixture(tmp_path)) == [
-        EvalEnv("math/Arithmetic-v0", {"difficulty": 0.0, "max_turns": 1}, "math/Arithmetic-v0@arithmetic"),
-        EvalEnv("math/Arithmetic-v0", {"max_turns": 3}, "math/Arithmetic-v0@retry"),
+        EvalEnv("math/Arithmetic-v0", {"difficulty": 0.0, "max_turns": 1}, "math/Arithmetic-v0#arithmetic"),
+        EvalEnv("math/Arithmetic-v0", {"max_turns": 3}, "math/Arithmetic-v0#retry"),
     ]
     assert training_mixture(tmp_path / "missing") == {}
