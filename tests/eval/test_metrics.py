@@ -192,3 +192,26 @@ def test_training_mixture_becomes_an_env_set(tmp_path: Path) -> None:
         EvalEnv("math/Arithmetic-v0", {"max_turns": 3}, "math/Arithmetic-v0#retry"),
     ]
     assert training_mixture(tmp_path / "missing") == {}
+
+
+def test_every_shipped_env_set_makes_its_environments() -> None:
+    """conf/envs/*.yaml name registered ids with kwargs those envs accept (a
+    plugin renaming a kwarg breaks this test, not a user's evaluation)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    import gym_llm
+
+    conf = Path(gym_llm.__file__).parent / "conf"
+    names = sorted(p.stem for p in (conf / "envs").glob("*.yaml"))
+    assert {"default", "math", "code", "tool", "longctx"} <= set(names)
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        for name in names:
+            cfg = compose(config_name="eval", overrides=[f"envs={name}"])
+            envs = env_set(OmegaConf.to_container(cfg.envs.envs, resolve=True))
+            assert envs, name
+            for env in envs:
+                made = gym_llm.make(env.id, split="heldout", seed=0, **dict(env.kwargs))
+                obs, info = made.reset(options={"task_index": 0})
+                assert obs and info["split"] == "heldout", (name, env)
+                made.close()
