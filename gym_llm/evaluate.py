@@ -398,8 +398,9 @@ class SampleStore:
         self.rows: list[dict[str, Any]] = []
         if resume and self.path.exists():
             self._load()
-        elif self.path.exists():
-            self.path.unlink()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("")  # exists even when no task completes
 
     def _load(self) -> None:
         groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -843,7 +844,8 @@ def build_policy(cfg: Any) -> tuple[Policy, dict[str, Any]]:
         served = pc.get("model") or served_models(pc.base_url, pc.get("api_key"))[0]
         identity = {"backend": backend, "base_url": pc.base_url, "model": served}
         policy = make_policy("openai", model=served, base_url=pc.base_url, api_key=pc.get("api_key"),
-                             max_concurrency=int(pc.max_concurrency), timeout_s=float(pc.timeout_s))
+                             max_concurrency=int(pc.max_concurrency), timeout_s=float(pc.timeout_s),
+                             max_retries=int(pc.get("max_retries", 5)))
         return policy, identity
     path = model_path(cfg)
     identity = {"backend": backend, "model": path}

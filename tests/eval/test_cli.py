@@ -34,6 +34,24 @@ def test_mixture_env_set_needs_a_training_run(tmp_path: Path) -> None:
     assert proc.returncode != 0 and "checkpoint=<run dir> or train_run=<run dir>" in proc.stderr
 
 
+def test_unreachable_server_fails_the_tasks_not_the_results(tmp_path: Path) -> None:
+    """Episodes that cannot run are kept out of the results (in errors.jsonl),
+    reported, and make the exit status 1; a rerun retries them."""
+    from servers import free_port
+
+    out = tmp_path / "out"
+    proc = gym_llm_eval("policy=openai", f"policy.base_url=http://127.0.0.1:{free_port()}/v1",
+                        "policy.model=nobody", "policy.max_retries=0", "policy.timeout_s=5",
+                        "env_ids=[example/Reverse-v0]", "num_tasks=2", "k=2", f"hydra.run.dir={out}",
+                        cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert json.loads((out / "results.json").read_text()) == {}
+    assert not (out / "samples.jsonl").read_text()
+    errors = [json.loads(line) for line in (out / "errors.jsonl").read_text().splitlines()]
+    assert len(errors) == 4 and all(e["error"] for e in errors)
+    assert "2 task(s) could not run" in (out / "report.md").read_text()
+
+
 @pytest.mark.slow
 def test_default_env_set_on_the_tiny_model(tmp_path: Path) -> None:
     """The default run's configuration (tiny model, the four domains), fewer tasks."""
