@@ -4,10 +4,10 @@
  * socket. This program:
  *   - makes itself non-dumpable, so the program (same uid) cannot reach its fds or
  *     memory through /proc/1/{fd,mem};
+ *   - runs argv[1..] at once with fd 0/1/2 on fresh pipes and every other fd closed
+ *     (the socket never reaches the program);
  *   - reads an 8-byte big-endian length N, then forwards exactly N bytes from the
  *     socket to the program's stdin (then closes it);
- *   - runs argv[1..] with fd 0/1/2 on fresh pipes and every other fd closed (the
- *     socket never reaches the program);
  *   - sends frames [1 byte stream][4 bytes big-endian length][payload] on the socket:
  *     stream 0 = hello (empty, sent first: the jail is up), 1 = stdout, 2 = stderr,
  *     3 = exit (4 bytes: the raw wait status of the program);
@@ -82,11 +82,8 @@ int main(int argc, char **argv) {
     int sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
     frame(0, NULL, 0);
 
-    unsigned char len[8];
-    read_exact((char *)len, 8);
-    uint64_t left = 0;
-    for (int i = 0; i < 8; i++) left = (left << 8) | len[i];
-
+    /* The program starts before its input is known (the host may keep this jail as a
+     * spare): an interpreter then blocks reading its program from stdin. */
     int in[2], out[2], err[2];
     if (sfd < 0 || pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
         return 3;
@@ -108,6 +105,10 @@ int main(int argc, char **argv) {
     close(in[0]);
     close(out[1]);
     close(err[1]);
+    unsigned char len[8];
+    read_exact((char *)len, 8);
+    uint64_t left = 0;
+    for (int i = 0; i < 8; i++) left = (left << 8) | len[i];
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(err[0], F_SETFL, O_NONBLOCK);

@@ -32,7 +32,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gym_llm.sandbox import _nsjail
@@ -44,6 +44,9 @@ log = logging.getLogger("gym_llm.sandbox")
 INIT_PATH = "/gym_llm_init"
 #: Daemons kept at once (least recently used stopped beyond this).
 MAX_DAEMONS = 8
+#: A spare jail idle longer than this is discarded, not used (it extends the daemon's
+#: nsjail time limit, a backstop to the exact wall-time kill done here).
+MAX_IDLE_S = 30.0
 _SOURCE = Path(__file__).with_name("_init.c")
 _HELLO, _STDOUT, _STDERR, _EXIT = 0, 1, 2, 3
 _CHUNK = 256 * 1024
@@ -60,7 +63,10 @@ def init_binary() -> str | None:
     the staging dir; None when no C compiler is available (resident mode then off)."""
     from gym_llm.sandbox.core import _base_dir
 
-    src = _SOURCE.read_bytes()
+    try:
+        src = _SOURCE.read_bytes()
+    except OSError:  # an install that did not ship the source
+        return None
     digest = hashlib.sha256(src).hexdigest()[:16]
     out = os.path.join(_base_dir(), f"init-{digest}")
     if os.path.isfile(out) and os.access(out, os.X_OK):
@@ -88,18 +94,64 @@ def _pdeathsig() -> None:  # in the daemon, between fork and exec
 
 @dataclass
 class Daemon:
-    """One resident ``nsjail -Ml`` on ``127.0.0.1:port``."""
+    """One resident ``nsjail -Ml`` on ``127.0.0.1:port``, with at most one spare
+    connection: a jail already set up whose program (the interpreter) is already
+    started and waiting for its input."""
 
     proc: subprocess.Popen[bytes]
     port: int
     logfile: str
+    spare: socket.socket | None = None
+    spare_born: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def _connect(self) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            # Loopback: completes in the kernel's backlog at once; nsjail accepts the
+            # connection and clones the jail on its own time.
+            sock.connect(("127.0.0.1", self.port))
+        except OSError as e:
+            sock.close()
+            raise SandboxError(f"resident nsjail not reachable: {e}") from None
+        sock.setblocking(False)
+        return sock
+
+    def connection(self) -> socket.socket:
+        """A connection to a fresh jail (the spare if it is fresh enough); starts the
+        next spare. Every jail serves one connection only."""
+        with self.lock:
+            sock, self.spare = self.spare, None
+        if sock is not None and time.monotonic() - self.spare_born > MAX_IDLE_S:
+            sock.close()
+            sock = None
+        sock = sock or self._connect()
+        with contextlib.suppress(SandboxError):
+            spare = self._connect()
+            with self.lock:
+                old, self.spare, self.spare_born = self.spare, spare, time.monotonic()
+            if old is not None:
+                old.close()
+        return sock
+
+    def stop_spare(self) -> None:
+        """Close the spare connection (its jail ends: EOF to its init)."""
+        with self.lock:
+            spare, self.spare = self.spare, None
+        if spare is not None:
+            spare.close()
+
     def stop(self) -> None:
         """SIGTERM: nsjail kills its jails and exits; then remove the cgroups its jails
         left (a daemon stopping, or killed from outside, does not remove them)."""
+        self.stop_spare()
+        jails: list[int] = []
+        with contextlib.suppress(OSError), open(
+                f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+            jails = [int(p) for p in f.read().split()]  # nsjail names cgroups after them
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.send_signal(signal.SIGTERM)
@@ -108,15 +160,17 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        remove_stale_cgroups()
+        remove_cgroups(jails)
         with contextlib.suppress(OSError):
             os.unlink(self.logfile)
 
 
-def remove_stale_cgroups(timeout_s: float = 2.0) -> None:
-    """Remove nsjail cgroups whose jail is gone (its processes may take a moment to die)."""
+def remove_cgroups(pids: Sequence[int], timeout_s: float = 2.0) -> None:
+    """Remove the cgroups of the jails ``pids`` of a stopped daemon and any other whose
+    jail is gone (their processes may take a moment to die)."""
     deadline = time.monotonic() + timeout_s
-    while not all([_nsjail.cleanup_cgroups(p) for p in _nsjail.stale_cgroup_pids()]):
+    while not all([_nsjail.cleanup_cgroups(p)
+                   for p in {*pids, *_nsjail.stale_cgroup_pids()}]):
         if time.monotonic() > deadline:
             log.warning("could not remove the cgroups of dead jails")
             return
@@ -240,8 +294,7 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
     """
     loop = asyncio.get_running_loop()
     t0 = time.perf_counter()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setblocking(False)
+    sock = daemon.connection()
     out, err = bytearray(), bytearray()
     buf = bytearray()
     status: int | None = None
@@ -250,10 +303,6 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
     sender: asyncio.Future[None] | None = None
     try:
         async with asyncio.timeout(wall_time_s):
-            try:
-                await loop.sock_connect(sock, ("127.0.0.1", daemon.port))
-            except OSError as e:
-                raise SandboxError(f"resident nsjail not reachable: {e}") from None
             sender = asyncio.ensure_future(
                 loop.sock_sendall(sock, struct.pack(">Q", len(stdin)) + stdin))
             while status is None:
@@ -315,7 +364,8 @@ def daemon_argv(nsjail: str, command: Sequence[str], *, limits: Limits, ro_mount
     """The daemon's nsjail argv (mode, port and log added by :func:`_start`)."""
     argv = _nsjail.build_argv(nsjail, [INIT_PATH, *command], limits=limits,
                               ro_mounts=[*ro_mounts, f"{init}:{INIT_PATH}"], env=env,
-                              tmpfs_work=True, log_path="", use_rlimit_as=use_rlimit_as)
+                              tmpfs_work=True, log_path="", use_rlimit_as=use_rlimit_as,
+                              idle_s=MAX_IDLE_S)
     # build_argv's run-mode head is "<nsjail> -Mo --log <path>"; the daemon sets its own.
     assert argv[1:4] == ["-Mo", "--log", ""]
     return (argv[0], *argv[4:])

@@ -955,6 +955,9 @@ def _remove_session_dir(path: str, mounted: bool) -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).umount2(path.encode(), _MNT_DETACH)
+        # The tmpfs pages the jails wrote were charged to their memory cgroups and kept
+        # nsjail from removing those (EBUSY); freed now, they can go.
+        _resident.remove_cgroups((), timeout_s=0.5)
     shutil.rmtree(path, ignore_errors=True)
 
 

@@ -84,6 +84,7 @@ def test_malformed_frames_are_a_failed_run(reply):
     d, t = _fake_daemon(reply)
     out = asyncio.run(_resident.run(d, b"", wall_time_s=5, max_output_bytes=100))
     t.join()
+    d.stop_spare()
     assert out.status is None and not out.timed_out
 
 
@@ -94,6 +95,7 @@ def test_no_hello_is_a_sandbox_error():
     with pytest.raises(SandboxError, match="could not run"):
         asyncio.run(_resident.run(d, b"", wall_time_s=5, max_output_bytes=100))
     t.join()
+    d.stop_spare()
 
 
 def test_session_dir_is_capped_across_commands(host):
