@@ -60,7 +60,7 @@ __all__ = [
     "pass_at_k", "EvalEnv", "env_set", "resolve_checkpoint", "SampleStore", "aggregate",
     "contamination_warnings", "evaluate", "write_report", "plot_results", "main", "slug",
     "difficulty_labels", "training_mixture", "run_config",
-    "ContaminationError",
+    "ContaminationError", "guard_split",
 ]
 
 log = logging.getLogger("gym_llm.evaluate")
@@ -74,6 +74,17 @@ ERRORS_FILE = "errors.jsonl"
 
 class ContaminationError(RuntimeError):
     """Evaluating the training split without ``allow_train_split``."""
+
+
+def guard_split(split: str, allow_train_split: bool) -> str:
+    """The canonical split name; :class:`ContaminationError` for ``train``
+    unless ``allow_train_split``."""
+    split = check_split(split)
+    if split == "train" and not allow_train_split:
+        raise ContaminationError(
+            "refusing to evaluate split=train: training tasks measure memorisation, not "
+            "generalisation. Pass allow_train_split=true if that is what you want.")
+    return split
 
 
 # ----------------------------------------------------------------- metrics
@@ -623,11 +634,7 @@ def evaluate(
     ones included.
     """
     start = time.perf_counter()
-    split = check_split(split)
-    if split == "train" and not allow_train_split:
-        raise ContaminationError(
-            "refusing to evaluate split=train: training tasks measure memorisation. "
-            "Pass allow_train_split=true if that is what you want.")
+    split = guard_split(split, allow_train_split)
     if num_tasks < 1 or k < 1:
         raise ValueError(f"num_tasks and k must be >= 1, got num_tasks={num_tasks}, k={k}")
     envs = [e if isinstance(e, EvalEnv) else EvalEnv(str(e)) for e in envs]
@@ -912,11 +919,7 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
         envs = env_set(OmegaConf.to_container(cfg.envs.envs, resolve=True))
     for module in imports:  # modules that register environments on import
         importlib.import_module(module)
-    split = check_split(cfg.split)
-    if split == "train" and not cfg.allow_train_split:
-        raise ContaminationError(
-            "refusing to evaluate split=train: training tasks measure memorisation, not "
-            "generalisation. Pass allow_train_split=true if that is what you want.")
+    split = guard_split(cfg.split, bool(cfg.allow_train_split))  # before a model loads
     for env in envs:  # an unknown id fails before a model loads
         spec(env.id)
     sampling = SamplingParams(temperature=float(cfg.policy.temperature), top_p=float(cfg.policy.top_p),
@@ -934,7 +937,7 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
     finally:
         policy.close()
     plots = plot_results(out_dir, outcome.results) if cfg.plots and outcome.results else []
-    warnings = list(outcome.warnings)
+    warnings = outcome.warnings
     if outcome.failed_tasks:
         warnings.append(f"{outcome.failed_tasks} task(s) could not run (see {ERRORS_FILE}); "
                         "rerun into this directory to retry them")
@@ -955,12 +958,21 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
         "resumed tasks": outcome.skipped_tasks,
         "wall time": f"{outcome.wall_time_s:.1f} s ({outcome.stats.generated_tokens} tokens generated)",
         "command": f"`{' '.join(['gym-llm-eval', *sys.argv[1:]])}`",
-        "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
-                   f"Python {platform.python_version()}",
+        "machine": f"{os.cpu_count()} cores, {_cpu_model()}, Python {platform.python_version()}",
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
     }
     write_report(out_dir, outcome.results, meta, warnings, plots)
     return outcome
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def _print_summary(outcome: EvalOutcome, out_dir: Path) -> None:
