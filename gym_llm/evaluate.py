@@ -722,7 +722,8 @@ def plot_results(out_dir: str | os.PathLike, results: Mapping[str, Mapping[str, 
         ax.bar(xs, ys, width, label=label)
     ax.set_xticks(range(len(keys)))
     ax.set_xticklabels(keys, rotation=20, ha="right", fontsize=8)
-    ax.set_ylim(0, 1.05 * max(1.0, *(results[key]["mean_reward"] or 0.0 for key in keys)))
+    means = [results[key]["mean_reward"] or 0.0 for key in keys]
+    ax.set_ylim(min(0.0, *means), 1.05 * max(1.0, *means))
     ax.set_title("Held-out reward by environment" if _split_of(results) == "heldout"
                  else f"Reward by environment ({_split_of(results)} split)")
     ax.legend(fontsize=8)
@@ -733,12 +734,17 @@ def plot_results(out_dir: str | os.PathLike, results: Mapping[str, Mapping[str, 
     written.append(path)
 
     fig, (ax_r, ax_p) = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
+    rewards = [0.0, 1.0]  # the axis spans [0, 1] at least: small differences are not magnified
     for key in keys:
         by = results[key].get("by_difficulty") or {}
         ds = sorted(by, key=_bucket_start)
         xs = [sum(map(float, d.split("-"))) / len(d.split("-")) for d in ds]  # a bin's middle
-        ax_r.plot(xs, [by[d]["mean_reward"] or 0.0 for d in ds], marker="o", label=key)
+        ys = [by[d]["mean_reward"] or 0.0 for d in ds]
+        rewards += ys
+        ax_r.plot(xs, ys, marker="o", label=key)
         ax_p.plot(xs, [by[d]["pass@1"] or 0.0 for d in ds], marker="o", label=key)
+    pad = 0.02 * (max(rewards) - min(rewards))
+    ax_r.set_ylim(min(rewards) - pad, max(rewards) + pad)
     ax_r.set_xlabel("task difficulty")
     ax_p.set_xlabel("task difficulty")
     ax_r.set_ylabel("mean reward")
