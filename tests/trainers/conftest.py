@@ -51,8 +51,10 @@ def cli_env() -> dict[str, str]:
 def gym_llm_train(*args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
     """Run the installed ``gym-llm-train`` console script."""
     exe = Path(sys.executable).with_name("gym-llm-train")
-    proc = subprocess.run([str(exe), *BASE, *args], env=cli_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    flags = [a for a in args if a.startswith("-")]  # argparse wants -m before the overrides
+    overrides = [a for a in args if not a.startswith("-")]
+    proc = subprocess.run([str(exe), *flags, *BASE, *overrides], env=cli_env(), capture_output=True,
+                          text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"gym-llm-train failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
     return proc

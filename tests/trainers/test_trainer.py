@@ -140,13 +140,15 @@ def test_eval_reports_heldout_per_env_and_mean(run_dir):
 
 @pytest.mark.slow
 def test_short_grpo_run_learns_the_toy_task(run_dir):
-    tr = make_trainer(run_dir, "trainer.total_steps=12", "trainer.num_groups=8", "trainer.lr=3e-3",
+    # a random-init model spreads its mass over 4096 tokens: a high learning rate makes
+    # the vowel-heavy tokens win within a dozen steps
+    tr = make_trainer(run_dir, "trainer.total_steps=12", "trainer.num_groups=8", "trainer.lr=3e-2",
                       "trainer.eval_every=6", "trainer.eval_tasks=16", "trainer.eval_temperature=1.0")
     tr.train()
     rows = read_metrics(run_dir)
     train = [r["reward/mean"] for r in rows if "reward/mean" in r]
     heldout = [r["heldout/reward/mean"] for r in rows if "heldout/reward/mean" in r]
     assert len(train) == 12 and len(heldout) == 3
-    assert sum(train[-3:]) / 3 > sum(train[:3]) / 3 + 0.1, train
-    assert heldout[-1] > heldout[0] + 0.1, heldout
+    assert sum(train[-3:]) / 3 > sum(train[:3]) / 3 + 0.15, train
+    assert heldout[-1] > heldout[0] + 0.15, heldout
     assert (run_dir / "model" / "config.json").exists()

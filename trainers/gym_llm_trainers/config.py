@@ -204,6 +204,10 @@ class PolicyConfig:
     max_new_tokens: int = knob(48, "Maximum tokens of one assistant turn.")
     max_episode_tokens: int = knob(1024, "Maximum response tokens of a whole episode (policy and "
                                          "environment turns); longer episodes are truncated.")
+    max_batch_size: int = knob(256, "hf: most sequences decoded together. Sampling draws from one "
+                                    "seeded generator, so which rows share a decoding step decides "
+                                    "the samples: 1 makes a run replay exactly (resume, debugging) "
+                                    "at the cost of speed.")
     gpu_memory_utilization: float = knob(0.3, "vLLM: share of accelerator memory for the engine.")
     vllm_kwargs: dict = knob({}, "Extra keyword arguments of the vLLM engine.")
 

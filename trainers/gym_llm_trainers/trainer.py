@@ -182,8 +182,9 @@ class Trainer:
                 import copy
 
                 self.gen_model = copy.deepcopy(self.model).eval()
-                return make_policy("hf", self.gen_model, self.tokenizer, seed=seed, max_batch_size=1024)
-            return make_policy("hf", self.model, self.tokenizer, seed=seed, max_batch_size=1024)
+                return make_policy("hf", self.gen_model, self.tokenizer, seed=seed,
+                                   max_batch_size=pc.max_batch_size)
+            return make_policy("hf", self.model, self.tokenizer, seed=seed, max_batch_size=pc.max_batch_size)
         if pc.backend == "vllm":
             path = str(self.resume_from / "model") if self.resume_from and not self.cfg.model.lora.enabled \
                 else resolve_model_path(self.cfg.model)
@@ -225,9 +226,10 @@ class Trainer:
     def _sampling(self, step: int, greedy: bool = False) -> SamplingParams:
         pc = self.cfg.policy
         temperature = self.tc.eval_temperature if greedy else pc.temperature
+        # no per-request seed: the engine gives every request the same params, and
+        # a shared seed would make the members of a group identical samples
         return SamplingParams(temperature=temperature, top_p=1.0 if greedy else pc.top_p,
-                              max_new_tokens=pc.max_new_tokens,
-                              seed=(self.tc.seed * 1_000_003 + step * 101 + self.dist.rank) % 2**31)
+                              max_new_tokens=pc.max_new_tokens)
 
     def _seed_policy(self, step: int, rnd: int) -> None:
         gen = getattr(self.policy, "generator", None)
@@ -619,7 +621,8 @@ class Trainer:
             return self.policy
         from gym_llm.policies import make_policy
 
-        return make_policy("hf", self.model, self.tokenizer, seed=self.tc.seed, max_batch_size=1024)
+        return make_policy("hf", self.model, self.tokenizer, seed=self.tc.seed,
+                           max_batch_size=self.cfg.policy.max_batch_size)
 
     def gen_model_sync(self) -> None:
         """Async HF: copy the trainer's weights into the generation copy."""
@@ -780,16 +783,17 @@ class Trainer:
                 metrics["kl"] = metrics.get("kl/ref", metrics.get("kl/update"))
                 if tc.eval_every > 0 and (step % tc.eval_every == 0 or step == tc.total_steps):
                     metrics.update(self.evaluate(step))
-                if tc.save_every > 0 and (step % tc.save_every == 0 or step == tc.total_steps):
-                    self.save(step)
                 if self.dist.enabled and (step % max(tc.eval_every, 1) == 0 or step == tc.total_steps):
                     metrics["dist/param_divergence"] = self.dist.param_divergence(self.model)
                 now = time.perf_counter()
                 metrics["time/step"] = now - t_last
                 t_last = now
+                # the row first: a checkpoint of step t implies metrics up to t are on disk
                 record(step, metrics)
                 log.info("step %d: %s", step, _fmt(
                     {k: v for k, v in metrics.items() if k.startswith(("reward/mean", "heldout/", "time/", "kl"))}))
+                if tc.save_every > 0 and (step % tc.save_every == 0 or step == tc.total_steps):
+                    self.save(step)
             self.save_final_model()
         finally:
             self.logger.close()
