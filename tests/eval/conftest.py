@@ -90,7 +90,11 @@ HERE = Path(__file__).resolve().parent
 
 def pytest_collection_modifyitems(session, config, items):
     """Launch the shared ``vllm serve`` right after collection when a selected
-    test of this folder needs it, so its startup overlaps the other tests."""
+    test of this folder needs it, so its startup overlaps the other tests.
+    Not in pytest-xdist workers: each collects every test, and only the one
+    that runs the test should start a server (the fixture does, then)."""
+    if hasattr(config, "workerinput"):
+        return
     if servers.vllm_available() and any(
             "served_tiny" in getattr(item, "fixturenames", ()) and HERE in Path(item.path).parents
             for item in items):
