@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import platform
 import resource
@@ -45,24 +46,41 @@ def _cpu() -> float:
     return total
 
 
-def latency(sb: Sandbox, py: str, n: int) -> tuple[list[float], list[float], float, float]:
-    """Interleaved wall times, and mean CPU per run (host side + jail, all processes).
-
-    CPU is what bounds throughput on saturated cores and, unlike wall time, barely
-    moves with other load on the machine. A pre-spawned jail's start-up is paid in
-    the background and reaped later, so CPU is averaged over all runs, not per run."""
+def latency(sb: Sandbox, py: str, n: int) -> tuple[list[float], list[float]]:
+    """Interleaved wall times of bare and jailed trivial runs."""
     bare, jailed = [], []
-    cpu_bare = cpu_jailed = 0.0
     for _ in range(n):
-        c0, t0 = _cpu(), time.perf_counter()
+        t0 = time.perf_counter()
         subprocess.run([py, "-c", "pass"], check=True)
         bare.append(time.perf_counter() - t0)
-        c1, t1 = _cpu(), time.perf_counter()
+        t1 = time.perf_counter()
         r = sb.run_code("python", "pass")
         jailed.append(time.perf_counter() - t1)
-        cpu_bare, cpu_jailed = cpu_bare + c1 - c0, cpu_jailed + _cpu() - c1
         assert r.ok, r
-    return bare, jailed, cpu_bare / n, cpu_jailed / n
+    return bare, jailed
+
+
+def cpu_per_run(sandboxes: list[Sandbox], py: str, n: int = 20, rounds: int = 4
+                ) -> list[float]:
+    """Mean CPU seconds per trivial run (host side + jail, every process), bare first,
+    then each sandbox: alternating blocks of ``n`` runs, medians over ``rounds``.
+
+    CPU is what bounds throughput on saturated cores and, unlike wall time, barely
+    moves with other load on the machine. Blocks (not single runs) with a pause
+    before each reading, because jails are reaped (and their CPU accounted) after
+    the run returns: by the daemon for resident jails, in the background for spares."""
+    runners = [lambda: subprocess.run([py, "-c", "pass"], check=True)] + [
+        functools.partial(sb.run_code, "python", "pass") for sb in sandboxes]
+    samples: list[list[float]] = [[] for _ in runners]
+    for _ in range(rounds):
+        for i, run in enumerate(runners):
+            time.sleep(0.3)
+            c0 = _cpu()
+            for _ in range(n):
+                run()
+            time.sleep(0.3)
+            samples[i].append((_cpu() - c0) / n)
+    return [statistics.median(x) for x in samples]
 
 
 async def _bare_many(py: str, runs: int, conc: int) -> None:
@@ -144,16 +162,17 @@ def main() -> None:
     py = python_executable()
     sb = Sandbox()
     sb.run_code("python", "pass")  # warm caches (ldd, stdlib paths)
-    bare, jailed, cpu_bare, cpu_jailed = latency(sb, py, args.n)
+    bare, jailed = latency(sb, py, args.n)
     ratio = statistics.median(jailed) / statistics.median(bare)
     tb, tj = throughput(sb, py, args.throughput_runs)
     per_run = Sandbox(resident=False)
     per_run.run_code("python", "pass")
-    bare_p, jailed_p, cpu_bare_p, cpu_jailed_p = latency(per_run, py, max(10, args.n // 2))
+    bare_p, jailed_p = latency(per_run, py, max(10, args.n // 2))
     ratio_p = statistics.median(jailed_p) / statistics.median(bare_p)
     tb_p, tj_p = throughput(per_run, py, args.throughput_runs)
     cold = Sandbox(prespawn=False, resident=False)
-    bare_c, cold_c, _, _ = latency(cold, py, max(10, args.n // 2))
+    bare_c, cold_c = latency(cold, py, max(10, args.n // 2))
+    cpu_bare, cpu_jailed, cpu_jailed_p = cpu_per_run([sb, per_run], py)
     ratio_c = statistics.median(cold_c) / statistics.median(bare_c)
     rows = breakdown(py, max(10, args.n // 3))
     print("## Sandbox (gym_llm.sandbox)\n")
@@ -170,11 +189,12 @@ def main() -> None:
     print(f"| same, per-run nsjail, `prespawn=False` (n={len(cold_c)}) | {_ms(bare_c)} | "
           f"{_ms(cold_c)} | {ratio_c:.2f}x | | |")
     cr = cpu_jailed / cpu_bare
-    print(f"| CPU per trivial Python run, host + jail (ms, mean) | {cpu_bare * 1000:.1f} | "
+    print(f"| CPU per trivial Python run, host + jail (ms, median of 4 blocks of 20) | "
+          f"{cpu_bare * 1000:.1f} | "
           f"{cpu_jailed * 1000:.1f} | {cr:.2f}x | <= 1.25x (= 0.8x throughput) | "
           f"{'yes' if cr <= 1.25 else 'NO'} |")
-    print(f"| same, per-run nsjail (`resident=False`) | {cpu_bare_p * 1000:.1f} | "
-          f"{cpu_jailed_p * 1000:.1f} | {cpu_jailed_p / cpu_bare_p:.2f}x | | |")
+    print(f"| same, per-run nsjail (`resident=False`) | {cpu_bare * 1000:.1f} | "
+          f"{cpu_jailed_p * 1000:.1f} | {cpu_jailed_p / cpu_bare:.2f}x | | |")
     tr = tj / tb
     print(f"| throughput, {args.throughput_runs} runs, {sb.pool.max_concurrency} concurrent "
           f"(runs/s) | {tb:.1f} | {tj:.1f} | {tr:.2f}x | >= 0.8x | "
