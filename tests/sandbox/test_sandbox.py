@@ -343,6 +343,7 @@ def test_diagnose_rows():
     by_name = {r["name"]: r for r in rows}
     assert by_name["sandbox: nsjail binary"]["ok"]
     assert by_name["sandbox: isolation"]["ok"]
+    assert by_name["sandbox: resident nsjail"]["ok"]  # CI has a C compiler
     for lang, exe in available_languages().items():
         assert by_name[f"sandbox: language {lang}"]["ok"] == (exe is not None)
 
