@@ -942,8 +942,13 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
         )
     finally:
         policy.close()
-    plots = plot_results(out_dir, outcome.results) if cfg.plots and outcome.results else []
     warnings = outcome.warnings
+    plots: list[Path] = []
+    if cfg.plots and outcome.results:
+        try:
+            plots = plot_results(out_dir, outcome.results)
+        except ImportError as e:  # matplotlib ships with the [train] extra, not the core
+            warnings.append(f"plots skipped ({e}): pip install matplotlib")
     if outcome.failed_tasks:
         warnings.append(f"{outcome.failed_tasks} task(s) could not run (see {ERRORS_FILE}); "
                         "rerun into this directory to retry them")
