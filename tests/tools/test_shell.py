@@ -168,18 +168,22 @@ def test_astep_runs_commands_concurrently_without_blocking_the_loop():
 
 @needs_jail
 def test_a_work_dir_past_its_quota_stops_the_episode():
-    from gym_llm_tools.shell import WORKDIR_MAX_ENTRIES, WORKDIR_QUOTA_MB
+    from gym_llm_tools.shell import SHELL_POLICY, WORKDIR_MAX_ENTRIES
 
     env = gym_llm.make(ENV_ID, difficulty=0.0, max_turns=4)
-    for flood in [f"for i in $(seq {WORKDIR_QUOTA_MB // 4 + 2}); do head -c 4M /dev/zero > f$i; done",
-                  f"mkdir d && cd d && seq {WORKDIR_MAX_ENTRIES + 10} | xargs touch"]:
-        env.reset(options={"task_index": 0})
-        obs, *_ = env.step(bash(flood))
-        assert "exceeded its quota" in obs[0]["content"]
-        obs, *_ = env.step(bash("rm -rf f* d"))
-        assert obs[0]["content"].startswith("Error: RuntimeError: no more commands")
-        _, r, term, _, info = env.step("Done.")
-        assert term and r == 0.0 and "quota" in info["reason"] and "reward_error" not in info
+    env.reset(options={"task_index": 0})
+    cap_mb = SHELL_POLICY.limits.tmpfs_mb
+    obs, *_ = env.step(bash(f"for i in $(seq {cap_mb // 4 + 2}); do head -c 4M /dev/zero > f$i; done"))
+    assert "No space left on device" in obs[0]["content"]  # the session's size cap refused the writes
+    total = sum(e.stat().st_size for e in os.scandir(env.unwrapped.shell.session.path))
+    assert total <= cap_mb << 20
+    env.reset(options={"task_index": 0})
+    obs, *_ = env.step(bash(f"mkdir d && cd d && seq {WORKDIR_MAX_ENTRIES + 10} | xargs touch"))
+    assert "exceeded its quota" in obs[0]["content"]
+    obs, *_ = env.step(bash("rm -rf d"))
+    assert obs[0]["content"].startswith("Error: RuntimeError: no more commands")
+    _, r, term, _, info = env.step("Done.")
+    assert term and r == 0.0 and "quota" in info["reason"] and "reward_error" not in info
 
 
 @needs_jail

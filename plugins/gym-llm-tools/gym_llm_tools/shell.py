@@ -47,10 +47,9 @@ SYSTEM_PROMPT = (
 
 #: Characters of a command's stdout and of its stderr shown back to the model.
 MAX_SHOWN_CHARS = 4000
-#: The work dir of an episode may hold at most this many MB and entries. The
-#: jail's memory cgroup bounds what one command writes, but the session dir
-#: outlives commands; past the quota the episode's commands stop and it scores 0.
-WORKDIR_QUOTA_MB = 64
+#: The work dir of an episode may hold at most this many entries; past it the
+#: episode's commands stop and it scores 0. Its size is capped by the sandbox
+#: session itself (``tmpfs_mb`` of :data:`SHELL_POLICY`: writes past it fail).
 WORKDIR_MAX_ENTRIES = 10_000
 
 
@@ -420,7 +419,7 @@ class BashTool:
     With no session (the sandbox failed to start) every call raises
     :class:`~gym_llm.sandbox.SandboxError`; ``error`` keeps the first sandbox
     failure, which makes the episode's reward a ``reward_error``. When the work
-    dir grows past :data:`WORKDIR_QUOTA_MB` or :data:`WORKDIR_MAX_ENTRIES`,
+    dir grows past :data:`WORKDIR_MAX_ENTRIES` entries,
     ``over_quota`` says so and no further command runs (the model's doing, not
     an environment failure).
     """
@@ -445,30 +444,27 @@ class BashTool:
         except SandboxError as e:
             self.error = self.error or f"SandboxError: {e}"
             raise
-        size, entries = await asyncio.to_thread(_usage, self.session.path, WORKDIR_MAX_ENTRIES)
-        if size > WORKDIR_QUOTA_MB << 20 or entries > WORKDIR_MAX_ENTRIES:
-            self.over_quota = (f"the work directory exceeded its quota of {WORKDIR_QUOTA_MB} MB "
-                               f"and {WORKDIR_MAX_ENTRIES} entries")
+        entries = await asyncio.to_thread(_count_entries, self.session.path, WORKDIR_MAX_ENTRIES)
+        if entries > WORKDIR_MAX_ENTRIES:
+            self.over_quota = f"the work directory exceeded its quota of {WORKDIR_MAX_ENTRIES} entries"
             return format_result(result) + f"\n({self.over_quota}; no more commands will run)"
         return format_result(result)
 
 
-def _usage(root: str, max_entries: int) -> tuple[int, int]:
-    """(bytes allocated, entries) under ``root``; stops counting past ``max_entries``."""
-    size = entries = 0
+def _count_entries(root: str, max_entries: int) -> int:
+    """Entries under ``root``; stops counting past ``max_entries``."""
+    entries = 0
     stack = [root]
     while stack and entries <= max_entries:
         try:
             with os.scandir(stack.pop()) as it:
                 for entry in it:
                     entries += 1
-                    st = entry.stat(follow_symlinks=False)
-                    size += st.st_blocks * 512
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
         except OSError:  # made unreadable from inside (chmod 000) and we are not root: skip it
             continue
-    return size, entries
+    return entries
 
 
 @functools.cache
