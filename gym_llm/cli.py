@@ -159,14 +159,20 @@ def doctor_checks() -> list[dict[str, Any]]:
         rows.extend(sandbox.diagnose())
     except Exception as e:  # doctor must report, not crash
         rows.append(_check("sandbox", False, f"{type(e).__name__}: {e}", "reinstall gym-llm"))
-    rows.append(_check("plugins", not registry.plugin_errors,
-                       f"{len(registry.plugins)} loaded: {', '.join(sorted(registry.plugins)) or 'none'}; "
-                       f"{len(gym_llm.list_envs())} environments",
-                       "see the errors below"))
-    for name, err in registry.plugin_errors.items():
-        rows.append(_check(f"plugin {name}", False, err, f"reinstall or fix the plugin {name!r}"))
+    rows.extend(plugin_checks())
     for extra in plugin_manager().hook.gym_llm_doctor():
         rows.extend(extra or [])
+    return rows
+
+
+def plugin_checks() -> list[dict[str, Any]]:
+    """One row for plugin loading, and one per plugin that failed to load."""
+    rows = [_check("plugins", not registry.plugin_errors,
+                   f"{len(registry.plugins)} loaded: {', '.join(sorted(registry.plugins)) or 'none'}; "
+                   f"{len(gym_llm.list_envs())} environments",
+                   "see the errors below")]
+    for name, err in registry.plugin_errors.items():
+        rows.append(_check(f"plugin {name}", False, err, f"reinstall or fix the plugin {name!r}"))
     return rows
 
 

@@ -105,8 +105,8 @@ def test_broken_plugins_are_reported_by_name_and_isolated(tmp_path):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             import gym_llm
-        from gym_llm.cli import doctor_checks
-        rows = [r for r in doctor_checks() if r["name"].startswith("plugin ")]
+        from gym_llm.cli import plugin_checks
+        rows = [r for r in plugin_checks() if r["name"].startswith("plugin ")]
         print(json.dumps({"ids": gym_llm.list_envs(), "errors": gym_llm.registry.plugin_errors,
                           "warnings": [str(x.message) for x in w], "doctor": rows}))
     """)
