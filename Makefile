@@ -32,7 +32,7 @@ $(VENV)/.installed: $(SETUP_FILES) Makefile
 demo: install
 	$(BIN)/gym-llm list
 	$(BIN)/gym-llm-train hydra.run.dir=$(RUN_DIR)
-	$(BIN)/gym-llm-eval checkpoint=$(RUN_DIR) hydra.run.dir=$(RUN_DIR)/eval
+	$(BIN)/gym-llm-eval checkpoint=$(RUN_DIR) env_ids=mixture hydra.run.dir=$(RUN_DIR)/eval
 
 lint: install
 	$(BIN)/ruff check .
