@@ -2,11 +2,12 @@
 or an ``{id: weight}`` mixture.
 
 Each slot runs one episode at a time. When an episode starts, the slot draws
-its environment id from the mixture with its own seeded generator (slot ``i``
-uses ``numpy.random.default_rng([seed, i])``), so which domain each episode
-gets is deterministic given ``seed`` however long steps take. A slot keeps
-one environment instance per id it has drawn, seeded once from the same
-generator, so task draws are deterministic too.
+its environment id from the mixture and the reset seed with its own seeded
+generator (slot ``i`` uses ``numpy.random.default_rng([seed, i])``), so which
+domain and task each episode gets is deterministic given ``seed`` however
+long steps take. Environment instances are pooled per id and reused across
+slots and calls (an episode's task depends only on its reset seed), so a
+long-lived vector env makes each instance once: keep one per training run.
 
 Two APIs:
 
@@ -121,10 +122,12 @@ class VectorLLMEnv:
         else:
             self._kwargs_by_id, self._common_kwargs = {}, kwargs
         self._rngs = [np.random.default_rng([self.seed, i]) for i in range(self.num_envs)]
-        self._envs: list[dict[str, LLMEnv]] = [{} for _ in range(self.num_envs)]
+        self._slot_env: list[LLMEnv | None] = [None] * self.num_envs
         self._current: list[str | None] = [None] * self.num_envs
+        self._idle: dict[str, list[LLMEnv]] = {}
         self._episode_reward = [0.0] * self.num_envs
         self.stats = [EnvStats() for _ in range(self.num_envs)]
+        self.instances_made = 0
         self.closed = False
 
     # ------------------------------------------------------------ slot API
@@ -134,23 +137,40 @@ class VectorLLMEnv:
             return self.env_ids[0]
         return self.env_ids[int(self._rngs[slot].choice(len(self.env_ids), p=self._probs))]
 
-    def env_at(self, slot: int, env_id: str | None = None) -> LLMEnv:
-        """The slot's instance of ``env_id`` (its current one if ``None``),
-        made on first use."""
-        env_id = env_id or self._current[slot]
-        if env_id is None:
-            raise RuntimeError(f"slot {slot} has no episode; call reset first")
-        envs = self._envs[slot]
-        if env_id not in envs:
-            kwargs = {**self._common_kwargs, **self._kwargs_by_id.get(env_id, {})}
-            env_seed = int(self._rngs[slot].integers(2**31 - 1))
-            envs[env_id] = make(env_id, split=self.split, seed=env_seed, **kwargs)
-        return envs[env_id]
+    def _draw_seed(self, slot: int) -> int:
+        return int(self._rngs[slot].integers(2**31 - 1))
 
-    def discard(self, slot: int, env_id: str | None = None) -> None:
-        """Drop a slot's instance (after it failed); the next use makes a fresh one."""
-        env_id = env_id or self._current[slot]
-        env = self._envs[slot].pop(env_id, None) if env_id else None
+    def _make(self, env_id: str) -> LLMEnv:
+        kwargs = {**self._common_kwargs, **self._kwargs_by_id.get(env_id, {})}
+        self.instances_made += 1
+        return make(env_id, split=self.split, seed=self.seed, **kwargs)
+
+    def release(self, slot: int) -> None:
+        """Return the slot's instance to the idle pool of its id (the rollout
+        engine does this when an episode ends; a reset does it too)."""
+        env, env_id = self._slot_env[slot], self._current[slot]
+        if env is not None and env_id is not None:
+            self._idle.setdefault(env_id, []).append(env)
+        self._slot_env[slot] = None
+
+    def _take(self, slot: int, env_id: str, env: LLMEnv | None = None) -> LLMEnv:
+        self.release(slot)
+        if env is None:
+            env = self._idle[env_id].pop()
+        self._slot_env[slot], self._current[slot] = env, env_id
+        self._episode_reward[slot] = 0.0
+        return env
+
+    def env_at(self, slot: int) -> LLMEnv:
+        """The environment running the slot's current episode."""
+        env = self._slot_env[slot]
+        if env is None:
+            raise RuntimeError(f"slot {slot} has no episode; reset it first")
+        return env
+
+    def discard(self, slot: int) -> None:
+        """Drop the slot's instance (after it failed) instead of reusing it."""
+        env, self._slot_env[slot] = self._slot_env[slot], None
         if env is not None:
             try:
                 env.close()
@@ -160,7 +180,7 @@ class VectorLLMEnv:
     @property
     def envs(self) -> list[LLMEnv | None]:
         """Each slot's current environment (``None`` before its first reset)."""
-        return [self._envs[i].get(e) if e else None for i, e in enumerate(self._current)]
+        return list(self._slot_env)
 
     def current_env_id(self, slot: int) -> str | None:
         return self._current[slot]
@@ -170,11 +190,15 @@ class VectorLLMEnv:
         options: dict[str, Any] | None = None,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Start an episode in ``slot`` on ``env_id`` (drawn from the mixture if
-        ``None``). ``seed``/``options`` go to the env's ``reset``."""
+        ``None``). ``seed`` (drawn from the slot's generator if ``None``) and
+        ``options`` go to the env's ``reset``."""
         env_id = env_id or self.draw_env_id(slot)
-        env = self.env_at(slot, env_id)
-        self._current[slot] = env_id
-        self._episode_reward[slot] = 0.0
+        seed = self._draw_seed(slot) if seed is None else seed
+        self.release(slot)
+        made = None
+        if not self._idle.get(env_id):  # making an env may load data: keep the loop free
+            made = await asyncio.to_thread(self._make, env_id)
+        env = self._take(slot, env_id, made)
         return await env.areset(seed=seed, options=options)
 
     async def astep_at(self, slot: int, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
@@ -284,10 +308,12 @@ class VectorLLMEnv:
         return [s.to_dict() for s in self.stats]
 
     def close(self) -> None:
-        for envs in self._envs:
-            for env in envs.values():
+        for slot in range(self.num_envs):
+            self.release(slot)
+        for pool in self._idle.values():
+            for env in pool:
                 env.close()
-            envs.clear()
+        self._idle.clear()
         self.closed = True
 
     def __enter__(self):
@@ -327,10 +353,10 @@ class SyncVectorLLMEnv(VectorLLMEnv):
                  options: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Synchronous :meth:`areset_at` through the env's own ``reset``."""
         env_id = env_id or self.draw_env_id(slot)
-        env = self.env_at(slot, env_id)
-        self._current[slot] = env_id
-        self._episode_reward[slot] = 0.0
-        return env.reset(seed=seed, options=options)
+        seed = self._draw_seed(slot) if seed is None else seed
+        self.release(slot)
+        made = None if self._idle.get(env_id) else self._make(env_id)
+        return self._take(slot, env_id, made).reset(seed=seed, options=options)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         results = [self.reset_at(i, seed=None if seed is None else seed + i, options=options)

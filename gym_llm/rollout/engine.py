@@ -134,6 +134,7 @@ class _Runner:
             try:
                 traj = await self.episode(slot, spec)
             finally:
+                self.vec.release(slot)
                 free.put_nowait(slot)
             if self.on_trajectory is not None:
                 result = self.on_trajectory(traj)
@@ -153,7 +154,7 @@ class _Runner:
             await self._play(slot, ep)
         except Exception as e:  # never lose the episode: mark it and move on
             t.error = f"{type(e).__name__}: {e}"
-            self.vec.discard(slot, spec.env_id)
+            self.vec.discard(slot)
         t.info["policy_turns"] = ep.policy_turns
         self.stats.episodes += 1
         self.stats.failed += t.error is not None

@@ -154,3 +154,14 @@ def test_bad_arguments_are_refused(hf_policy):
         collect(hf_policy, "rollouttest/Nope-v0", num_groups=1)
     with pytest.raises(ValueError):
         SamplingParams(top_p=0)
+
+
+def test_a_long_lived_vector_env_reuses_its_instances(hf_policy):
+    vec = gym_llm.make_vec("rollouttest/Echo-v0", num_envs=4, seed=0)
+    first = collect(hf_policy, vec, num_groups=4, group_size=2, seed=1, sampling=FAST)
+    made = vec.instances_made
+    assert made <= 4  # at most one per slot running at once
+    second = collect(hf_policy, vec, num_groups=4, group_size=2, seed=2, sampling=FAST)
+    assert vec.instances_made == made
+    assert {t.group_id for t in first}.isdisjoint({t.group_id for t in second})
+    vec.close()
