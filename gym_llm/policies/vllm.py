@@ -230,6 +230,11 @@ class VLLMPolicy(BasePolicy):
             self.llm.reset_prefix_cache()
         self.weight_version += 1
 
+    def reset_prefix_cache(self) -> None:
+        """Forget cached prompt KV blocks (benchmarks; stale after a weight update)."""
+        with self._engine_lock:
+            self.llm.reset_prefix_cache()
+
     def close(self) -> None:
         for state in self._loops.values():
             if state.worker is not None and not state.worker.done():
