@@ -316,7 +316,11 @@ _server = ServerLaunch()
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Launch ``vllm serve`` right after collection when a selected test needs it."""
+    """Launch ``vllm serve`` right after collection when a selected test needs
+    it (not in pytest-xdist workers: there the fixture starts it on first use,
+    so only a worker that runs those tests pays for a server)."""
+    if hasattr(config, "workerinput"):
+        return
     if any("vllm_server" in getattr(item, "fixturenames", ()) for item in items):
         try:
             import vllm  # noqa: F401

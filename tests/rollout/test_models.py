@@ -35,6 +35,7 @@ def test_build_is_deterministic_and_loads_like_a_checkpoint(tmp_path):
     assert not model.config.tie_word_embeddings
 
 
+@pytest.mark.slow
 def test_cache_is_built_once_and_rebuilt_when_stale(tmp_path, monkeypatch):
     monkeypatch.setenv("GYM_LLM_CACHE", str(tmp_path))
     path = Path(models.tiny_model_path())

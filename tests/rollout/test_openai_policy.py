@@ -27,11 +27,13 @@ FORCE_ADD = {"structured_outputs": {
     "regex": r'<tool_call>\n\{"name": "add", "arguments": \{"a": 2, "b": 2\}\}\n</tool_call>'}}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm_server(vllm_server_launch):
     """Base URL of the session's ``vllm serve`` (launched at collection time by
-    conftest so its start overlaps the other tests), once it answers."""
-    return vllm_server_launch.wait()
+    conftest so its start overlaps the other tests), once it answers; stopped
+    after this module."""
+    yield vllm_server_launch.wait()
+    vllm_server_launch.stop()
 
 
 @pytest.mark.vllm
