@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Task", "TaskSet", "TaskList", "ProceduralTasks", "Draft", "SPLITS",
+    "Task", "TaskSet", "TaskList", "ProceduralTasks", "Draft", "Plan", "SPLITS",
     "check_split", "content_hash", "as_task_set",
 ]
 
@@ -118,18 +118,31 @@ class Draft:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-Generator = Callable[[random.Random, float], "Draft | tuple"]
+@dataclass
+class Plan:
+    """A task before its text exists, for generators whose prompts are costly
+    to build (a 128k-token haystack): ``key`` (JSON-able: the question and the
+    answer-bearing facts) decides the split, and only an accepted plan is
+    built with ``build()``. The split then depends on the question alone, not
+    on filler, length or tokenizer."""
+
+    key: Any
+    build: Callable[[], Draft]
+
+
+Generator = Callable[[random.Random, float], "Draft | Plan | tuple"]
 
 
 class ProceduralTasks(TaskSet):
     """Tasks drawn by a seeded generator ``generate(rng, difficulty)``.
 
     Splits are disjoint by construction, by *content*: a generated task goes to
-    ``heldout`` when the hash of its prompt falls below ``heldout_fraction``,
-    else to ``train``. ``get(split, i)`` tries the seeds ``(name, split, i, 0)``,
-    ``(name, split, i, 1)``, ... and keeps the first draw that lands in
-    ``split``, so the same prompt can never be in both splits, and the task id
-    (``name-<hash>``) is the same wherever that prompt is generated.
+    ``heldout`` when the hash of its prompt (or of its :class:`Plan`'s key)
+    falls below ``heldout_fraction``, else to ``train``. ``get(split, i)``
+    tries the seeds ``(name, split, i, 0)``, ``(name, split, i, 1)``, ... and
+    keeps the first draw that lands in ``split``, so the same prompt can never
+    be in both splits, and the task id (``name-<hash>``) is the same wherever
+    that prompt is generated.
     """
 
     def __init__(
@@ -157,7 +170,7 @@ class ProceduralTasks(TaskSet):
         return self.sizes[check_split(split)]
 
     def split_of(self, prompt: Any) -> tuple[str, str]:
-        """(split, digest) that a prompt belongs to."""
+        """(split, digest) that a prompt (or a plan's key) belongs to."""
         digest = content_hash(prompt)
         return ("heldout" if int(digest[:8], 16) < self._threshold else "train"), digest
 
@@ -167,19 +180,29 @@ class ProceduralTasks(TaskSet):
             raise IndexError(f"task_index {index} out of range for split {split!r}")
         for attempt in range(self.max_attempts):
             rng = random.Random(f"{self.name}|{self.difficulty:.4f}|{split}|{index}|{attempt}")
-            draft = self.generate(rng, self.difficulty)
-            if not isinstance(draft, Draft):
-                draft = Draft(*draft)
-            landed, digest = self.split_of(draft.prompt)
-            if landed == split:
-                return Task(
-                    id=f"{self.name}-{digest[:16]}",
-                    prompt=draft.prompt,
-                    answer=draft.answer,
-                    metadata=dict(draft.metadata, seed_attempt=attempt, index=index),
-                    split=split,
-                    difficulty=self.difficulty,
-                )
+            drawn = self.generate(rng, self.difficulty)
+            if isinstance(drawn, Plan):
+                landed, key_digest = self.split_of(drawn.key)
+                if landed != split:
+                    continue
+                draft = drawn.build()
+                # the id names the exact text (prompt and metadata) that was built
+                digest = content_hash([draft.prompt, draft.metadata])
+                extra: dict[str, Any] = {"split_key": key_digest[:16]}
+            else:
+                draft = drawn if isinstance(drawn, Draft) else Draft(*drawn)
+                landed, digest = self.split_of(draft.prompt)
+                if landed != split:
+                    continue
+                extra = {}
+            return Task(
+                id=f"{self.name}-{digest[:16]}",
+                prompt=draft.prompt,
+                answer=draft.answer,
+                metadata=dict(draft.metadata, **extra, seed_attempt=attempt, index=index),
+                split=split,
+                difficulty=self.difficulty,
+            )
         raise RuntimeError(
             f"{self.name}: no {split!r} task in {self.max_attempts} draws: the task space at "
             f"difficulty {self.difficulty} is too small for a {self.heldout_fraction:.0%} held-out split"

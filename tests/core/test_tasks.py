@@ -54,3 +54,25 @@ def test_task_messages():
     msgs = t.messages()
     msgs[0]["content"] = "changed"
     assert t.prompt[0]["content"] == "own"
+
+
+def test_plans_decide_the_split_by_key_and_build_only_accepted_draws():
+    from gym_llm.tasks import Plan
+
+    built = []
+
+    def plan(rng, difficulty):
+        a = rng.randint(0, 99)
+
+        def build():
+            built.append(a)
+            return Draft(f"filler {rng.random()} ... what is {a}?", str(a), {"a": a})
+
+        return Plan({"question": a}, build)
+
+    ts = ProceduralTasks("plan", plan)
+    held = [ts.get("heldout", i) for i in range(20)]
+    train = [ts.get("train", i) for i in range(60)]
+    assert len(built) == 80  # rejected plans were never built
+    assert not {t.metadata["a"] for t in held} & {t.metadata["a"] for t in train}  # split by key, not text
+    assert all(t.metadata["split_key"] for t in held) and ts.get("heldout", 3).id == held[3].id

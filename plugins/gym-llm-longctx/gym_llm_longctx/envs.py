@@ -1,6 +1,6 @@
 """The single-turn long-context environments.
 
-Each environment draws a :class:`~gym_llm_longctx.tasks.Plan` (the question
+Each environment draws a :class:`~gym_llm.tasks.Plan` (the question
 and its facts), then builds the prompt to ``context_tokens`` tokens of the
 chosen tokenizer by measuring it (:func:`gym_llm_longctx.context.fit`).
 Every environment is scored by :func:`gym_llm_longctx.rewards.reward_fn`.
@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gym_llm import Draft, SingleTurnEnv
+from gym_llm import Draft, ProceduralTasks, SingleTurnEnv
+from gym_llm.tasks import Plan
 
 from .context import Filler, fit, place_inserts
 from .prose import invented_word, key_phrase, paragraph_units, proper_name, variable_name
 from .rewards import reward_fn
-from .tasks import Plan, PlannedTasks
 from .tokens import TokenCounter, load_counter
 
 __all__ = [
@@ -103,7 +103,7 @@ def _check_depth(depth: float | Sequence[float] | None) -> None:
 
 class LongContextEnv(SingleTurnEnv):
     """Base of the single-turn long-context environments: a
-    :class:`~gym_llm_longctx.tasks.PlannedTasks` over :meth:`plan`, scored by
+    :class:`~gym_llm.ProceduralTasks` over :meth:`plan`, scored by
     :func:`~gym_llm_longctx.rewards.reward_fn`. Subclasses set ``task_name``
     (seeds the draws) and implement :meth:`plan`."""
 
@@ -129,7 +129,7 @@ class LongContextEnv(SingleTurnEnv):
         if self.context_tokens < 1:
             raise ValueError(f"context_tokens must be positive, got {context_tokens}")
         self.counter = load_counter(tokenizer)
-        tasks = PlannedTasks(
+        tasks = ProceduralTasks(
             self.task_name, self._generate,
             difficulty=self.difficulty, sizes={"heldout": heldout_size},
         )

@@ -7,14 +7,14 @@ import re
 from collections import Counter
 from typing import Any
 
-from gym_llm import Draft, RewardResult, Tool, ToolEnv
+from gym_llm import Draft, ProceduralTasks, RewardResult, Tool, ToolEnv
+from gym_llm.tasks import Plan
 from gym_llm.tools import render_tools_prompt
 
 from .context import Filler, fit, interleave
 from .envs import ANSWER_RULES, _distinct, _scaled
 from .prose import key_phrase, paragraph_units
 from .rewards import as_values, score_answer
-from .tasks import Plan, PlannedTasks
 from .tokens import load_counter
 
 __all__ = ["DocNavigator", "default_document_tokens", "paginate"]
@@ -105,7 +105,7 @@ class DocNavigator(ToolEnv):
         if tools_in_prompt:
             rules = render_tools_prompt([t.schema for t in self._tool_list]) + "\n\n" + rules
         name = f"longctx-docnav-h{self.hops}-d{self.num_distractors}"
-        tasks = PlannedTasks(name, self._generate, difficulty=self.difficulty,
+        tasks = ProceduralTasks(name, self._generate, difficulty=self.difficulty,
                              sizes={"heldout": heldout_size})
         super().__init__(
             tasks, split=split, seed=seed, max_turns=max_turns,
