@@ -1,10 +1,10 @@
 """``VLLMPolicy``: the vLLM offline engine as a token-level policy, colocated
 with training in the same process.
 
-Continuous batching: requests are added to the engine as they arrive and one
-driver coroutine steps it (each ``step`` in a worker thread, so environments
-keep stepping); a request that finishes is answered at once while the others
-keep decoding. Log-probs come from vLLM with ``logprobs_mode=
+Continuous batching: one engine thread adds requests as they arrive (from
+any thread or event loop) and steps the engine; a request that finishes is
+answered at once while the others keep decoding, and environments keep
+stepping on the caller's event loop meanwhile. Log-probs come from vLLM with ``logprobs_mode=
 "processed_logprobs"``: the distribution after temperature/top-k/top-p, the
 one each token was sampled from (greedy reports the raw model log-prob).
 
@@ -23,24 +23,17 @@ the fraction of RAM given to the KV cache and weights.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import os
+import queue
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from .base import BasePolicy, Generation, GenerationRequest, SamplingParams, stop_token_ids
 
 __all__ = ["VLLMPolicy"]
-
-
-@dataclass
-class _LoopState:
-    new: list[tuple[str, GenerationRequest, asyncio.Future]] = field(default_factory=list)
-    inflight: dict[str, asyncio.Future] = field(default_factory=dict)
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    worker: asyncio.Task | None = None
 
 
 class VLLMPolicy(BasePolicy):
@@ -97,9 +90,11 @@ class VLLMPolicy(BasePolicy):
             torch.set_num_threads(threads)
         self.engine = self.llm.llm_engine
         self._ids = itertools.count()
-        self._loops: dict[int, _LoopState] = {}
-        self._engine_lock = threading.Lock()
-        self._arrived = threading.Event()
+        self._inbox: queue.SimpleQueue[tuple[str, list[int], SamplingParams] | None] = queue.SimpleQueue()
+        self._inflight: dict[str, concurrent.futures.Future] = {}
+        self._engine_lock = threading.Lock()  # engine steps vs. weight updates
+        self._start_lock = threading.Lock()
+        self._worker: threading.Thread | None = None
         self.weight_version = 0
 
     # ------------------------------------------------------------- sampling
@@ -132,87 +127,81 @@ class VLLMPolicy(BasePolicy):
             info={"stop_reason": completion.stop_reason},
         )
 
-    def generate_ids(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
-        """Generate for a batch of token prompts synchronously."""
-        from vllm.inputs import TokensPrompt
+    # ------------------------------------------------------------- requests
+    def submit(self, prompt: Sequence[int], params: SamplingParams) -> concurrent.futures.Future:
+        """Queue one token prompt; the future resolves to its :class:`Generation`."""
+        if len(prompt) == 0:
+            raise ValueError("empty prompt")
+        rid = f"gym-llm-{next(self._ids)}"
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._inflight[rid] = future
+        self._ensure_worker()
+        self._inbox.put((rid, [int(t) for t in prompt], params))
+        return future
 
-        with self._engine_lock:
-            outputs = self.llm.generate(
-                [TokensPrompt(prompt_token_ids=list(p)) for p in prompts],
-                self._vllm_params(params), use_tqdm=False,
-            )
-        return [self._to_generation(o) for o in outputs]
-
-    # ---------------------------------------------------------------- async
     async def agenerate(self, request: GenerationRequest) -> Generation:
         if request.prompt_token_ids is None:
             raise ValueError("VLLMPolicy needs prompt_token_ids")
-        state = self._state()
-        fut = asyncio.get_running_loop().create_future()
-        state.new.append((f"gym-llm-{next(self._ids)}", request, fut))
-        self._arrived.set()
-        state.wake.set()
-        return await fut
+        return await asyncio.wrap_future(self.submit(request.prompt_token_ids, request.params))
 
-    def _state(self) -> _LoopState:
-        loop = asyncio.get_running_loop()
-        state = self._loops.get(id(loop))
-        if state is None or state.worker is None or state.worker.done():
-            self._loops = {k: v for k, v in self._loops.items() if v.worker and not v.worker.done()}
-            state = self._loops[id(loop)] = _LoopState()
-            state.worker = loop.create_task(self._drive(state), name="VLLMPolicy-driver")
-        return state
+    def generate_ids(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
+        """Generate for a batch of token prompts, synchronously."""
+        futures = [self.submit(p, params) for p in prompts]
+        return [f.result() for f in futures]
 
-    async def _drive(self, state: _LoopState) -> None:
-        while True:
-            if not state.new and not state.inflight:
-                state.wake.clear()
-                await state.wake.wait()
-            new, state.new = state.new, []
-            for rid, _, fut in new:
-                state.inflight[rid] = fut
-            try:
-                finished = await asyncio.to_thread(self._add_and_step, [(rid, req) for rid, req, _ in new])
-            except Exception as e:
-                # The engine's state is unknown now: fail everything in flight.
-                self._abort(list(state.inflight))
-                for fut in state.inflight.values():
-                    if not fut.done():
-                        fut.set_exception(e)
-                state.inflight.clear()
-                continue
-            for output in finished:
-                fut = state.inflight.pop(output.request_id, None)
-                if fut is None or fut.done():
-                    continue
-                try:
-                    fut.set_result(self._to_generation(output))
-                except Exception as e:
-                    fut.set_exception(e)
+    def _ensure_worker(self) -> None:
+        with self._start_lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._serve, name="VLLMPolicy-engine", daemon=True)
+                self._worker.start()
 
-    def _add_and_step(self, new: list[tuple[str, GenerationRequest]]) -> list[Any]:
-        """In the worker thread: add the new requests, then step the engine
-        until a request finishes or another one arrives."""
+    def _serve(self) -> None:
+        """The engine thread: admit new requests, step, answer finished ones."""
         from vllm.inputs import TokensPrompt
 
-        with self._engine_lock:
-            self._arrived.clear()
-            for rid, req in new:
-                self.engine.add_request(
-                    rid, TokensPrompt(prompt_token_ids=list(req.prompt_token_ids or [])),
-                    self._vllm_params(req.params),
-                )
+        while True:
+            new = []
+            if not self.engine.has_unfinished_requests():
+                new.append(self._inbox.get())  # idle: block until work arrives
             while True:
-                finished = [o for o in self.engine.step() if o.finished]
-                if finished or self._arrived.is_set() or not self.engine.has_unfinished_requests():
-                    return finished
+                try:
+                    new.append(self._inbox.get_nowait())
+                except queue.Empty:
+                    break
+            if None in new:  # close()
+                self._fail_all(RuntimeError("VLLMPolicy closed"))
+                return
+            try:
+                with self._engine_lock:
+                    for rid, prompt, params in new:
+                        self.engine.add_request(rid, TokensPrompt(prompt_token_ids=prompt),
+                                                self._vllm_params(params))
+                    outputs = self.engine.step()
+            except Exception as e:  # the engine's state is unknown: fail what is in flight
+                self._fail_all(e)
+                continue
+            for output in outputs:
+                if not output.finished:
+                    continue
+                future = self._inflight.pop(output.request_id, None)
+                if future is None or future.done():
+                    continue
+                try:
+                    future.set_result(self._to_generation(output))
+                except Exception as e:
+                    future.set_exception(e)
 
-    def _abort(self, request_ids: list[str]) -> None:
+    def _fail_all(self, error: BaseException) -> None:
+        pending = list(self._inflight)
         try:
             with self._engine_lock:
-                self.engine.abort_request(request_ids)
+                self.engine.abort_request(pending)
         except Exception:
             pass  # best effort after an engine error
+        for rid in pending:
+            future = self._inflight.pop(rid, None)
+            if future is not None and not future.done():
+                future.set_exception(error)
 
     # --------------------------------------------------------------- weights
     def update_weights(self, weights: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
@@ -236,10 +225,10 @@ class VLLMPolicy(BasePolicy):
             self.llm.reset_prefix_cache()
 
     def close(self) -> None:
-        for state in self._loops.values():
-            if state.worker is not None and not state.worker.done():
-                state.worker.cancel()
-        self._loops.clear()
+        if self._worker is not None and self._worker.is_alive():
+            self._inbox.put(None)
+            self._worker.join(timeout=60)
+        self._worker = None
         llm = getattr(self, "llm", None)
         if llm is not None:
             try:

@@ -116,3 +116,17 @@ def test_rollout_through_vllm_is_token_exact(vllm_policy, taught_model, tiny_tok
     again = collect(vllm_policy, {"rollouttest/Echo-v0": 1, "rollouttest/Observe-v0": 1}, num_groups=4,
                     group_size=2, seed=3, sampling=SamplingParams(max_new_tokens=12, seed=0))
     assert [t.response_token_ids for t in again] == [t.response_token_ids for t in trajs]
+
+
+def test_requests_from_several_threads_and_loops_share_one_engine(vllm_policy, tiny_tokenizer):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids = prompts(tiny_tokenizer)
+
+    def work(n: int) -> list[int]:  # each thread runs its own event loop
+        gens = vllm_policy.generate([ids[n % 3]] * 4, SamplingParams(max_new_tokens=5 + n, ignore_eos=True))
+        return [len(g.token_ids) for g in gens]
+
+    with ThreadPoolExecutor(4) as pool:
+        lengths = list(pool.map(work, range(4)))
+    assert lengths == [[5 + n] * 4 for n in range(4)]
