@@ -220,6 +220,7 @@ def main() -> None:
                  *best_of(args.repeats, raw_vllm_generate, vllm_policy.llm, prompts, args.tokens)))
     rows.append(("`VLLMPolicy`", *best_of(args.repeats, policy_generate, vllm_policy, prompts, args.tokens)))
     vllm_overhead = rollout_vs_replay(vllm_policy, mixture, args) if mixture else None
+    vllm_small = rollout_vs_replay(vllm_policy, mixture, hf_args) if hf_overhead else None
 
     rate = {name: n / s for name, n, s in rows}
     ratio = rate["`VLLMPolicy`"] / rate["`HFPolicy`"]
@@ -250,6 +251,12 @@ def main() -> None:
         print(f"| {name} | {r['episodes']} | {r['turns']} | {r['tokens']} | {r['errors']} | {r['rollout_s']:.2f} | "
               f"{r['replay_s']:.2f} | {r['env_only_s']:.2f} | **{100 * r['overhead']:+.1f}%** "
               f"({', '.join(f'{100 * o:+.0f}%' for o in r['all'])}) |")
+    if hf_overhead and vllm_small:
+        hf_rate = hf_overhead["tokens"] / hf_overhead["rollout_s"]
+        v_rate = vllm_small["tokens"] / vllm_small["rollout_s"]
+        print(f"\nRollout throughput on the same plan ({hf_args.groups} x {args.group_size} episodes, mixed prompt "
+              f"lengths up to ~2k tokens): `VLLMPolicy` {v_rate:,.0f} tokens/s, `HFPolicy` {hf_rate:,.0f} "
+              f"tokens/s: **{v_rate / hf_rate:.1f}x** (HF pads every row of a batch to its longest context).")
     print(f"\nOverhead = rollout time / no-env replay time - 1, the median of {args.repeats} rollout/replay "
           "pairs (all pairs in brackets): the no-env replay generates the same tokens "
           "from the same contexts with the same policy and no environment (target <= 10%). The env-only "
