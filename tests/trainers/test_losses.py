@@ -194,3 +194,22 @@ def test_shared_prompt_forward_equals_full_sequences():
     for a, p in zip(shared, model.parameters(), strict=True):
         assert torch.allclose(a, p.grad, atol=1e-4, rtol=1e-3)
     assert (entropy[mb.response_attention > 0] > 0).all()
+
+
+def test_turn_advantages_by_hand():
+    from gym_llm_trainers.losses import turn_advantages
+
+    # a retry group: right at once (1), wrong then right (0, 0.5), wrong twice (0, 0)
+    rewards = [[1.0], [0.0, 0.5], [0.0, 0.0], [0.0, 0.5]]
+    own = turn_advantages(rewards, ["g"] * 4, discount=0.0, std_normalize=False)
+    # turn 1 judged alone: mean 0.25; turn 2 among the three that reached it: mean 1/3
+    assert own == [pytest.approx([0.75]), pytest.approx([-0.25, 0.5 - 1 / 3]),
+                   pytest.approx([-0.25, -1 / 3]), pytest.approx([-0.25, 0.5 - 1 / 3])]
+    full = turn_advantages(rewards, ["g"] * 4, discount=1.0, std_normalize=False)
+    # with the whole return, the wrong first answer that was later fixed is credited
+    assert full[1][0] == pytest.approx(0.5 - 0.5) and full[0][0] == pytest.approx(0.5)
+    # one-turn episodes: the same as group_advantages
+    flat = turn_advantages([[1.0], [0.0], [0.5]], [0, 0, 0])
+    assert [a[0] for a in flat] == pytest.approx(group_advantages(torch.tensor([1.0, 0.0, 0.5]), [0, 0, 0]).tolist())
+    # a turn nobody else reached has no baseline
+    assert turn_advantages([[0.0, 1.0], [1.0]], [0, 0], discount=0.0)[0][1] == 0.0

@@ -135,7 +135,9 @@ def test_eval_reports_heldout_per_env_and_mean(run_dir):
     out = tr.evaluate(0)
     ids = ["test/Vowels-v0", "test/VowelsRetry-v0", "test/Echo-v0", "test/Flaky-v0"]
     assert all(f"heldout/{i}/reward/mean" in out for i in ids)
-    assert out["heldout/reward/mean"] == pytest.approx(sum(out[f"heldout/{i}/reward/mean"] for i in ids) / 4)
+    assert out["heldout/reward/macro_mean"] == pytest.approx(sum(out[f"heldout/{i}/reward/mean"] for i in ids) / 4)
+    probs = {e.id: p for e, p in zip(tr.entries.values(), tr.probs.values(), strict=True)}
+    assert out["heldout/reward/mean"] == pytest.approx(sum(probs[i] * out[f"heldout/{i}/reward/mean"] for i in ids))
 
 
 @pytest.mark.slow

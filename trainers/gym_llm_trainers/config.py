@@ -109,6 +109,12 @@ class TrainerConfig:
     # --- advantages / rewards --------------------------------------------------
     std_normalize: bool = knob(True, "Divide GRPO advantages by the group std (false = Dr.GRPO).")
     adv_eps: float = knob(1e-4, "Added to the group std before dividing.")
+    turn_credit: str = knob("episode", "GRPO on multi-turn episodes: episode (every policy token gets "
+                                       "the episode's advantage) | turn (each turn is compared with the "
+                                       "same turn of its group, by its return; see turn_discount).")
+    turn_discount: float = knob(1.0, "turn_credit=turn: weight of later turns' rewards in a turn's "
+                                     "return (1 = everything after it counts, 0 = its own reward only, "
+                                     "right for retry environments).")
     dynamic_sampling: bool = knob(True, "Drop groups whose rewards are all equal (no signal) and "
                                         "sample more groups to refill the batch (DAPO).")
     max_refill_rounds: int = knob(2, "Extra rollout rounds dynamic sampling may spend per step.")
@@ -150,6 +156,7 @@ class TrainerConfig:
             "loss_agg": self.loss_agg in LOSS_AGG_MODES,
             "kl_estimator": self.kl_estimator in KL_ESTIMATORS,
             "lr_schedule": self.lr_schedule in ("constant", "cosine", "linear"),
+            "turn_credit": self.turn_credit in ("episode", "turn"),
             "group_size": self.group_size >= 1 and (self.algorithm == "ppo" or self.group_size >= 2),
             "mu": self.mu >= 1,
             "num_minibatches": self.num_minibatches >= 1,
@@ -220,6 +227,8 @@ class EnvEntry:
     weight: float = knob(1.0, "Relative sampling weight (times the domain's weight).")
     kwargs: dict = knob({}, "Keyword arguments for gym_llm.make (difficulty, max_turns, ...).")
     heldout_kwargs: dict = knob({}, "Overrides of kwargs for the held-out eval (default: the same).")
+    sft_examples: int | None = knob(None, "Warm-start examples from this env (null = "
+                                          "trainer.sft.examples_per_env).")
 
 
 @dataclass

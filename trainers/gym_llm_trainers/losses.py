@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 __all__ = [
-    "group_advantages", "kl_estimate", "policy_loss", "aggregate", "Denominators",
+    "group_advantages", "turn_advantages", "kl_estimate", "policy_loss", "aggregate", "Denominators",
     "gae_advantages", "value_loss", "overlong_penalty", "entropy_from_logits", "masked_mean",
 ]
 
@@ -44,6 +44,42 @@ def group_advantages(
             # equal rewards: the centred values are exactly 0, keep them so even with eps = 0
             centred = centred / (std + eps) if std > 0 else centred
         adv[members] = centred
+    return adv
+
+
+def turn_advantages(
+    turn_rewards: list[list[float]], group_ids: list, *, discount: float = 1.0,
+    std_normalize: bool = True, eps: float = 1e-4,
+) -> list[list[float]]:
+    """Multi-turn GRPO with per-turn credit: the return of turn k of an episode
+    is ``sum_j>=k discount**(j-k) * r_j``, compared with the returns of turn k
+    of the other members of its group that reached turn k (mean, and std when
+    ``std_normalize``). A turn that no other member reached gets 0.
+
+    With ``discount = 0`` each turn is judged by its own reward only: in a
+    retry environment a wrong first answer is not credited with the success of
+    the second attempt. One-turn episodes reduce to :func:`group_advantages`.
+    """
+    returns = []
+    for rs in turn_rewards:
+        g, out = 0.0, []
+        for r in reversed(rs):
+            g = r + discount * g
+            out.append(g)
+        returns.append(out[::-1])
+    adv = [[0.0] * len(r) for r in returns]
+    members: dict = {}
+    for i, g in enumerate(group_ids):
+        members.setdefault(g, []).append(i)
+    for group in members.values():
+        for k in range(max(len(returns[i]) for i in group)):
+            reached = [i for i in group if len(returns[i]) > k]
+            if len(reached) < 2:
+                continue
+            a = group_advantages(torch.tensor([returns[i][k] for i in reached]), [0] * len(reached),
+                                 std_normalize=std_normalize, eps=eps)
+            for i, v in zip(reached, a.tolist(), strict=True):
+                adv[i][k] = v
     return adv
 
 

@@ -87,7 +87,8 @@ def reference_examples(
     success: float = 1.0,
     max_tokens: int = 512,
 ) -> tuple[list[Sample], dict[str, int]]:
-    """SFT samples from the first ``per_env`` train tasks of each environment.
+    """SFT samples from the first ``per_env`` train tasks of each environment
+    (``entry.sft_examples`` where set); a task seen twice is used once.
 
     ``chat`` is a :class:`~gym_llm.rollout.chat.ChatFormat`; ``eos_ids`` the
     end-of-turn id(s) appended to each response. Returns the samples and, per
@@ -101,7 +102,7 @@ def reference_examples(
         env = gym_llm.make(entry.id, split="train", seed=seed, **entry.kwargs)
         base = env.unwrapped
         skipped[name] = 0
-        n = min(per_env, base.num_tasks)
+        n = min(per_env if entry.sft_examples is None else entry.sft_examples, base.num_tasks)
         for index in range(n):
             obs, info = env.reset(options={"task_index": index})
             if (entry.id, info["task_id"]) in seen:  # two entries of one env share tasks

@@ -50,6 +50,7 @@ from .losses import (
     masked_mean,
     overlong_penalty,
     policy_loss,
+    turn_advantages,
     value_loss,
 )
 from .metrics import MetricsLogger
@@ -80,6 +81,18 @@ class Batch:
         self.version = version
         self.samples: list[Sample] = []
         self.trajectories_all: list[Trajectory] = list(trajectories)
+
+
+def _turn_rewards(t: Trajectory, shaped: float) -> tuple[list[float], list[list[int]]]:
+    """Per-policy-turn rewards and token spans of ``t``; reward shaping (the
+    overlong penalty, KL in the reward) lands on the last turn. Episodes whose
+    turns and rewards do not pair up count as one turn spanning everything."""
+    spans = [list(sp) for sp in t.turn_spans]
+    rewards = list(t.turn_rewards)
+    if not spans or len(spans) != len(rewards):
+        return [shaped], [[0, len(t.response_token_ids)]]
+    rewards[-1] += shaped - t.reward
+    return rewards, spans
 
 
 def _policy_tokens_per_turn(t: Trajectory) -> int:
@@ -417,11 +430,22 @@ class Trainer:
         if tc.algorithm == "grpo":
             if self.ref is not None and tc.kl_in_reward:
                 shaped = shaped - tc.kl_coef * seq_kl
-            adv = group_advantages(shaped, [t.group_id for t in batch.trajectories],
-                                   std_normalize=tc.std_normalize, eps=tc.adv_eps)
-            for s in samples:
-                s.token_fields["adv"] = [float(adv[s.index])] * len(s.response_ids)
-            stats["advantage/abs_mean"] = float(adv.abs().mean())
+            groups = [t.group_id for t in batch.trajectories]
+            if tc.turn_credit == "turn":
+                per_turn = [_turn_rewards(t, float(shaped[i])) for i, t in enumerate(batch.trajectories)]
+                advs = turn_advantages([r for r, _ in per_turn], groups, discount=tc.turn_discount,
+                                       std_normalize=tc.std_normalize, eps=tc.adv_eps)
+                for s, (_, spans), a in zip(samples, per_turn, advs, strict=True):
+                    tok = [0.0] * len(s.response_ids)
+                    for (lo, hi), v in zip(spans, a, strict=True):
+                        tok[lo:hi] = [v] * (hi - lo)
+                    s.token_fields["adv"] = tok
+                stats["advantage/abs_mean"] = _mean([abs(v) for a in advs for v in a])
+            else:
+                adv = group_advantages(shaped, groups, std_normalize=tc.std_normalize, eps=tc.adv_eps)
+                for s in samples:
+                    s.token_fields["adv"] = [float(adv[s.index])] * len(s.response_ids)
+                stats["advantage/abs_mean"] = float(adv.abs().mean())
         else:
             self._prepare_ppo(batch, shaped, stats)
         self.model.train()
@@ -577,7 +601,9 @@ class Trainer:
     def evaluate(self, step: int) -> dict[str, float]:
         """Held-out eval: the first ``eval_tasks`` held-out tasks of every
         environment (sharded over ranks), at ``eval_temperature``. Returns
-        ``heldout/<env>/reward/mean`` per environment and their mean."""
+        ``heldout/<env>/reward/mean`` per environment,
+        ``heldout/reward/mean`` (weighted by the mixture's probabilities, as
+        the training reward is) and ``heldout/reward/macro_mean`` (unweighted)."""
         from gym_llm.policies.base import run_sync
 
         t0 = time.perf_counter()
@@ -601,13 +627,17 @@ class Trainer:
                 acc[1] += 1
         names = list(self.entries)
         flat = self.dist.all_reduce_sum([v for n in names for v in sums[n]])
-        out = {}
+        out, weighted, weight = {}, 0.0, 0.0
         for i, n in enumerate(names):
             total, count = flat[2 * i], flat[2 * i + 1]
             if count:
                 out[f"heldout/{self.keys[n]}/reward/mean"] = total / count
-        if out:
-            out["heldout/reward/mean"] = _mean(list(out.values()))
+                weighted += self.probs[n] * total / count
+                weight += self.probs[n]
+        if weight:
+            # the held-out twin of reward/mean: envs weighted as the mixture draws them
+            out["heldout/reward/mean"] = weighted / weight
+            out["heldout/reward/macro_mean"] = _mean([v for k, v in out.items() if k.endswith("/reward/mean")])
         out["time/eval"] = time.perf_counter() - t0
         if self.dist.is_main and self.cfg.logging.save_trajectories:
             write_jsonl(trajs, self.run_dir / "trajectories" / f"heldout_step_{step:06d}.jsonl")
