@@ -73,7 +73,10 @@ def _which(name: str) -> str | None:
 def library_dirs(exe: str) -> tuple[str, ...]:
     """Directories (symlinks resolved) holding the shared libraries ``exe`` links."""
     try:
-        out = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=10).stdout
+        # the jail runs with no host environment, so resolve libraries as it will:
+        # an LD_LIBRARY_PATH set by torch or a venv must not add host mounts
+        out = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=10,
+                             env={"PATH": "/usr/bin:/bin"}).stdout
     except (OSError, subprocess.SubprocessError):
         out = ""
     dirs = []

@@ -390,3 +390,22 @@ def _cmdline(pid: int) -> str:
             return f.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_library_dirs_ignore_the_hosts_ld_library_path(tmp_path, monkeypatch):
+    # torch and vllm put their lib dirs on LD_LIBRARY_PATH; the jail has no host
+    # environment, so those dirs must not become mounts (under /tmp they cannot)
+    from gym_llm.sandbox.languages import library_dirs
+
+    fake = tmp_path / "lib"
+    fake.mkdir()
+    libc = next(p for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6",
+                            "/usr/lib/x86_64-linux-gnu/libc.so.6") if os.path.exists(p))
+    (fake / "libc.so.6").symlink_to(libc)
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(fake))
+    library_dirs.cache_clear()
+    try:
+        dirs = library_dirs(os.path.realpath("/bin/bash"))
+    finally:
+        library_dirs.cache_clear()
+    assert dirs and not any(d.startswith(str(tmp_path)) for d in dirs)
