@@ -144,11 +144,6 @@ class VLLMPolicy(BasePolicy):
             raise ValueError("VLLMPolicy needs prompt_token_ids")
         return await asyncio.wrap_future(self.submit(request.prompt_token_ids, request.params))
 
-    def generate_ids(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
-        """Generate for a batch of token prompts, synchronously."""
-        futures = [self.submit(p, params) for p in prompts]
-        return [f.result() for f in futures]
-
     def _ensure_worker(self) -> None:
         with self._start_lock:
             if self._worker is None or not self._worker.is_alive():
