@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import BASE, cli_env, gym_llm_train
 from gym_llm_trainers.checkpoint import list_checkpoints
 from gym_llm_trainers.metrics import read_metrics
 from gym_llm_trainers.train import CONFIG_DIR, compose, run_config
+from trainer_support import BASE, cli_env, gym_llm_train
 
 #: Metrics that depend only on the seed and the weights, never on timing.
 DETERMINISTIC = ["reward/mean", "loss", "entropy", "grad_norm", "kl", "response_length/mean",
