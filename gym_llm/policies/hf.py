@@ -217,7 +217,7 @@ class HFPolicy(BasePolicy):
                     try:
                         if waiting:
                             self._admit(batch, waiting)
-                        self._step(batch)
+                        finished = self._step(batch)
                     finally:
                         if was_training:
                             self.model.train()
@@ -226,6 +226,10 @@ class HFPolicy(BasePolicy):
                     if not r.future.done():
                         r.future.set_exception(e)
                 batch = _Batch()
+                continue
+            # Answered only now, so a caller never sees the model in the wrong mode.
+            for row, generation in finished:
+                row.future.set_result(generation)
 
     def _admit(self, batch: _Batch, rows: list[_Row]) -> None:
         """Prefill ``rows`` and merge them into the running batch."""
@@ -269,8 +273,9 @@ class HFPolicy(BasePolicy):
         batch.logits = torch.cat([batch.logits, logits])
         batch.rows += rows
 
-    def _step(self, batch: _Batch) -> None:
-        """Sample one token per row, retire finished rows, run the next forward."""
+    def _step(self, batch: _Batch) -> list[tuple[_Row, Generation]]:
+        """Sample one token per row, retire finished rows (returned with their
+        generations), run the next forward."""
         import torch
         from transformers.cache_utils import DynamicCache
 
@@ -285,23 +290,23 @@ class HFPolicy(BasePolicy):
             t, lp = sample_logits(batch.logits[idx], batch.rows[members[0]].params, self.generator)
             tokens[idx], logps[idx] = t, lp
         self.steps += 1
-        keep = []
+        keep, finished = [], []
         for i, (r, t, lp) in enumerate(zip(batch.rows, tokens.tolist(), logps.tolist(), strict=True)):
             r.tokens.append(t)
             r.logprobs.append(lp)
             r.stopped = t in r.stops
             if r.done:
-                r.future.set_result(Generation(
+                finished.append((r, Generation(
                     token_ids=r.tokens, logprobs=r.logprobs,
                     text=self.tokenizer.decode(r.tokens, skip_special_tokens=False,
                                                clean_up_tokenization_spaces=False),
                     finish_reason="stop" if r.stopped else "length",
-                ))
+                )))
             else:
                 keep.append(i)
         if not keep:
             batch.clear()
-            return
+            return finished
         if len(keep) < n:
             idx = torch.tensor(keep, device=tokens.device)
             attention = batch.attention[idx]
@@ -318,6 +323,7 @@ class HFPolicy(BasePolicy):
                          position_ids=batch.positions, past_key_values=batch.cache, use_cache=True)
         batch.cache, batch.logits = out.past_key_values, out.logits[:, -1, :].float()
         batch.positions = batch.positions + 1
+        return finished
 
 
 def _params_key(p: SamplingParams) -> tuple:
