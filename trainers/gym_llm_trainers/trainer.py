@@ -122,6 +122,8 @@ class Trainer:
         torch.manual_seed(self.tc.seed)
         self.lr = self.tc.lr if self.tc.lr is not None else cfg.model.lr
         self.sft_lr = self.tc.sft.lr if self.tc.sft.lr is not None else cfg.model.sft_lr
+        if self.tc.sft.epochs is None:
+            self.tc.sft.epochs = cfg.model.sft_epochs
         self.recompute_old = bool(self.tc.recompute_old_logprobs or self.tc.async_rollout
                                   or cfg.policy.backend != "hf" or cfg.policy.top_p < 1.0)
 
@@ -164,6 +166,7 @@ class Trainer:
         self.ref = RefModel(self.model, cfg.model, self.device) if self.tc.kl_coef > 0 else None
         self.policy = self._make_policy()
         self._vecs: dict[tuple[str, str, float], VectorLLMEnv] = {}
+        self._heldout_sizes: dict[str, int] = {}
         self.logger = MetricsLogger(
             self.run_dir, cfg.logging, enabled=self.dist.is_main,
             resume_step=self.step if self.state is not None else None,
@@ -430,26 +433,42 @@ class Trainer:
         if tc.algorithm == "grpo":
             if self.ref is not None and tc.kl_in_reward:
                 shaped = shaped - tc.kl_coef * seq_kl
-            groups = [t.group_id for t in batch.trajectories]
-            if tc.turn_credit == "turn":
-                per_turn = [_turn_rewards(t, float(shaped[i])) for i, t in enumerate(batch.trajectories)]
-                advs = turn_advantages([r for r, _ in per_turn], groups, discount=tc.turn_discount,
-                                       std_normalize=tc.std_normalize, eps=tc.adv_eps)
-                for s, (_, spans), a in zip(samples, per_turn, advs, strict=True):
-                    tok = [0.0] * len(s.response_ids)
-                    for (lo, hi), v in zip(spans, a, strict=True):
-                        tok[lo:hi] = [v] * (hi - lo)
-                    s.token_fields["adv"] = tok
-                stats["advantage/abs_mean"] = _mean([abs(v) for a in advs for v in a])
-            else:
-                adv = group_advantages(shaped, groups, std_normalize=tc.std_normalize, eps=tc.adv_eps)
-                for s in samples:
-                    s.token_fields["adv"] = [float(adv[s.index])] * len(s.response_ids)
-                stats["advantage/abs_mean"] = float(adv.abs().mean())
+            self._grpo_advantages(batch, shaped, stats)
         else:
             self._prepare_ppo(batch, shaped, stats)
         self.model.train()
         return stats
+
+    def _grpo_advantages(self, batch: Batch, shaped: torch.Tensor, stats: dict[str, float]) -> None:
+        """Group-relative advantages, per episode or per turn (the env entry's
+        ``turn_credit``/``turn_discount``, else the trainer's)."""
+        tc = self.tc
+        trajs, samples = batch.trajectories, batch.samples
+        groups = [t.group_id for t in trajs]
+        episode = group_advantages(shaped, groups, std_normalize=tc.std_normalize, eps=tc.adv_eps)
+        by_group: dict[str, list[int]] = defaultdict(list)
+        for i, g in enumerate(groups):
+            by_group[g].append(i)
+        advs: list[float] = []
+        for members in by_group.values():
+            entry = self.entries[trajs[members[0]].info["group_env"]]
+            credit = entry.turn_credit or tc.turn_credit
+            if credit != "turn":
+                for i in members:
+                    samples[i].token_fields["adv"] = [float(episode[i])] * len(samples[i].response_ids)
+                    advs.append(abs(float(episode[i])))
+                continue
+            per_turn = [_turn_rewards(trajs[i], float(shaped[i])) for i in members]
+            discount = tc.turn_discount if entry.turn_discount is None else entry.turn_discount
+            turn_adv = turn_advantages([r for r, _ in per_turn], [0] * len(members), discount=discount,
+                                       std_normalize=tc.std_normalize, eps=tc.adv_eps)
+            for i, (_, spans), a in zip(members, per_turn, turn_adv, strict=True):
+                tok = [0.0] * len(samples[i].response_ids)
+                for (lo, hi), v in zip(spans, a, strict=True):
+                    tok[lo:hi] = [v] * (hi - lo)
+                samples[i].token_fields["adv"] = tok
+                advs += [abs(v) for v in a]
+        stats["advantage/abs_mean"] = _mean(advs)
 
     def _prepare_ppo(self, batch: Batch, shaped: torch.Tensor, stats: dict[str, float]) -> None:
         """Token rewards (each turn's reward at its last policy token, the
@@ -609,7 +628,8 @@ class Trainer:
         t0 = time.perf_counter()
         by_entry: dict[str, list[EpisodeSpec]] = {}
         for name, e in self.entries.items():
-            idx = range(self.dist.rank, self.tc.eval_tasks, self.dist.world_size)
+            n = min(self.tc.eval_tasks, self._heldout_size(name))
+            idx = range(self.dist.rank, n, self.dist.world_size)
             by_entry[name] = [EpisodeSpec(e.id, seed=self.tc.seed + i, options={"task_index": i},
                                           group_id=f"eval-{name}-{i}") for i in idx]
         policy = self._eval_policy()
@@ -642,6 +662,13 @@ class Trainer:
         if self.dist.is_main and self.cfg.logging.save_trajectories:
             write_jsonl(trajs, self.run_dir / "trajectories" / f"heldout_step_{step:06d}.jsonl")
         return out
+
+    def _heldout_size(self, name: str) -> int:
+        """Tasks in an env's held-out split (bundled datasets can be small)."""
+        if name not in self._heldout_sizes:
+            vec = self._vec(name, "heldout", -1.0, 1)
+            self._heldout_sizes[name] = vec.env_at(0, self.entries[name].id).unwrapped.num_tasks
+        return self._heldout_sizes[name]
 
     def _eval_policy(self) -> Any:
         """The synchronous policy, or, while the async producer owns it, an HF

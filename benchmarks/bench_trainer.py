@@ -1,0 +1,145 @@
+"""GRPO throughput and reward curve: gym-llm's trainer vs TRL's GRPOTrainer.
+
+Same tiny model (gym_llm.models, warm-started once by our SFT on arithmetic
+reference answers so that both runs start from a policy with signal), same
+task (math/Arithmetic-v0, difficulty 0, single turn, its train split), same
+reward (gym_llm_math.verify), same hyper-parameters: 64 completions per step
+(8 prompts x group 8), at most 32 new tokens, temperature 1, learning rate,
+clip 0.2, token-mean loss, no KL, one update per batch, CPU. Completions per
+second count every completion generated during training (model loading and
+the warm start excluded). Reward curve: the mean training reward per step.
+
+    python benchmarks/bench_trainer.py [--steps 20] [--lr 3e-4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import header  # noqa: E402
+
+ROWS, GROUP, MAX_NEW = 64, 8, 32
+
+
+def warm_start(workdir: Path) -> Path:
+    """Our SFT on arithmetic reference answers; returns the checkpoint dir."""
+    from gym_llm_trainers.train import compose, run_config
+    from gym_llm_trainers.trainer import Trainer
+
+    run = workdir / "warm"
+    cfg = compose([f"output_dir={run}", "mixture=math_only", "mixture.envs.arithmetic.kwargs.max_turns=1",
+                   "logging=quiet", "trainer.total_steps=0", "trainer.eval_every=0", "trainer.save_every=0",
+                   "trainer.sft.epochs=30"])
+    Trainer(run_config(cfg), run).train()
+    return run / "model"
+
+
+def ours(model: Path, workdir: Path, steps: int, lr: float, backend: str) -> dict:
+    from gym_llm_trainers.metrics import read_metrics
+    from gym_llm_trainers.train import compose, run_config
+    from gym_llm_trainers.trainer import Trainer
+
+    run = workdir / f"ours-{backend}"
+    cfg = compose([
+        f"output_dir={run}", f"model.path={model}", "mixture=math_only", "mixture.envs.arithmetic.kwargs.max_turns=1",
+        "logging=quiet", "trainer.sft.enabled=false", "trainer.eval_every=0", "trainer.save_every=0",
+        f"trainer.total_steps={steps}", f"trainer.num_groups={ROWS // GROUP}", f"trainer.group_size={GROUP}",
+        f"policy.max_new_tokens={MAX_NEW}", f"trainer.lr={lr}", "trainer.clip_eps_high=0.2",
+        "trainer.dynamic_sampling=false", "trainer.loss_agg=token-mean", f"policy={backend}",
+    ])
+    trainer = Trainer(run_config(cfg), run)
+    t0 = time.perf_counter()
+    trainer.train()
+    wall = time.perf_counter() - t0
+    rows = [r for r in read_metrics(run) if "reward/mean" in r]
+    completions = sum(r["trajectories/collected"] for r in rows)
+    return {"completions": completions, "seconds": wall, "rewards": [r["reward/mean"] for r in rows]}
+
+
+def trl(model: Path, workdir: Path, steps: int, lr: float) -> dict:
+    from datasets import Dataset
+    from gym_llm_math import trl_reward_function
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    import gym_llm
+
+    env = gym_llm.make("math/Arithmetic-v0", split="train", seed=0, difficulty=0.0)
+    rows = []
+    for i in range(steps * ROWS // GROUP):
+        obs, _ = env.reset(options={"task_index": i})
+        rows.append({"prompt": obs, "answer": env.unwrapped.task.answer})
+    rewards: list[float] = []
+
+    class Rewards(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kw):
+            if logs and "reward" in logs:
+                rewards.append(float(logs["reward"]))
+
+    args = GRPOConfig(
+        output_dir=str(workdir / "trl"), per_device_train_batch_size=ROWS, num_generations=GROUP,
+        max_completion_length=MAX_NEW, learning_rate=lr, max_steps=steps, logging_steps=1, use_cpu=True,
+        report_to="none", save_strategy="no", temperature=1.0, beta=0.0, loss_type="dapo", epsilon=0.2,
+        lr_scheduler_type="constant", warmup_steps=0, adam_beta2=0.99, max_grad_norm=1.0,
+        disable_dropout=True, seed=0, bf16=False,
+    )
+    trainer = GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(model), reward_funcs=[trl_reward_function("answer")],
+        args=args, train_dataset=Dataset.from_list(rows), processing_class=AutoTokenizer.from_pretrained(model),
+        callbacks=[Rewards()],
+    )
+    t0 = time.perf_counter()
+    trainer.train()
+    wall = time.perf_counter() - t0
+    return {"completions": steps * ROWS, "seconds": wall, "rewards": rewards}
+
+
+def _curve(rewards: list[float]) -> str:
+    k = max(1, len(rewards) // 4)
+    return f"{sum(rewards[:k]) / k:.3f} -> {sum(rewards[-k:]) / k:.3f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--vllm", action="store_true", help="also run our trainer with policy=vllm")
+    ap.add_argument("--json", help="write the raw figures here")
+    args = ap.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bench_trainer-"))
+    try:
+        model = warm_start(workdir)
+        results = {"gym-llm (hf)": ours(model, workdir, args.steps, args.lr, "hf")}
+        if args.vllm:
+            results["gym-llm (vllm)"] = ours(model, workdir, args.steps, args.lr, "vllm")
+        results["TRL GRPOTrainer"] = trl(model, workdir, args.steps, args.lr)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    anchor = results["TRL GRPOTrainer"]
+    anchor_rate = anchor["completions"] / anchor["seconds"]
+    print(header("GRPO trainer: completions per second vs TRL GRPOTrainer"))
+    print(f"- setup: tiny Qwen2 model (gym_llm.models, warm-started by our SFT), math/Arithmetic-v0 (difficulty 0),"
+          f" {ROWS} completions per step ({ROWS // GROUP} prompts x group {GROUP}), <= {MAX_NEW} new tokens,"
+          f" lr {args.lr}, {args.steps} steps, CPU, torch threads {__import__('torch').get_num_threads()}\n")
+    print("| trainer | completions | seconds | completions/s | vs TRL | train reward (first quarter -> last quarter) |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, r in results.items():
+        rate = r["completions"] / r["seconds"]
+        print(f"| {name} | {r['completions']} | {r['seconds']:.1f} | {rate:.1f} | {rate / anchor_rate:.2f}x |"
+              f" {_curve(r['rewards'])} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    main()
