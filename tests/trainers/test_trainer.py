@@ -170,3 +170,15 @@ def test_vllm_policy_gets_the_weights_after_every_update(run_dir):
     assert all(r["offpolicy/logp_gap_abs"] < 2e-2 for r in steps), [r["offpolicy/logp_gap_abs"] for r in steps]
     assert steps[-1]["entropy"] < steps[0]["entropy"]  # the updates were large
     assert "heldout/test/Vowels-v0/reward/mean" in steps[-1]
+
+
+def test_lora_checkpoint_resumes_the_adapters(run_dir):
+    tr = make_trainer(run_dir, "model.lora.enabled=true", "model.lora.r=4", "trainer.total_steps=1",
+                      "trainer.save_every=1")
+    tr.train()
+    trained = {n: p.detach().clone() for n, p in tr.model.named_parameters() if "lora_" in n}
+    again = make_trainer(run_dir, "model.lora.enabled=true", "model.lora.r=4", "trainer.total_steps=2")
+    assert again.step == 1 and again.resume_from.name == "step_000001"
+    resumed = dict(again.model.named_parameters())
+    assert trained and all(torch.equal(trained[n], resumed[n]) for n in trained)
+    assert any(p.abs().sum() > 0 for n, p in trained.items() if "lora_B" in n)  # really trained, not the init

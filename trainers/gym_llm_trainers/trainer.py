@@ -637,7 +637,11 @@ class Trainer:
         if gen is not None:
             gen.manual_seed(int(step_rng(self.tc.seed, "eval", step, self.dist.rank).getrandbits(62)))
         stats = RolloutStats()
-        trajs = run_sync(self._collect(by_entry, "heldout", self._sampling(-1, greedy=True), stats, policy))
+        try:
+            trajs = run_sync(self._collect(by_entry, "heldout", self._sampling(-1, greedy=True), stats, policy))
+        finally:
+            if policy is not self.policy:
+                policy.close()
         name_of = {s.group_id: n for n, specs in by_entry.items() for s in specs}
         sums: dict[str, list[float]] = {n: [0.0, 0.0] for n in self.entries}
         for t in trajs:
