@@ -12,6 +12,7 @@ contract, so every environment reports the same keys.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -133,6 +134,7 @@ class LLMEnv(gymnasium.Env[list, Any]):
         self.messages: list[dict[str, Any]] = []
         self.turn = 0
         self.done = True
+        self._sync_loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ hooks
     @property
@@ -151,11 +153,30 @@ class LLMEnv(gymnasium.Env[list, Any]):
 
     def respond(self, message: dict[str, Any]) -> Turn:
         """React to one assistant turn (already normalised). Must not raise on
-        anything the model can write."""
-        raise NotImplementedError(f"{type(self).__name__} implements neither respond nor arespond")
+        anything the model can write. By default runs :meth:`arespond`."""
+        if type(self).arespond is LLMEnv.arespond:
+            raise NotImplementedError(f"{type(self).__name__} implements neither respond nor arespond")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            # one loop per env for all its sync steps: asyncio.run's set-up and
+            # tear-down would cost more than a typical tool call
+            if self._sync_loop is None or self._sync_loop.is_closed():
+                self._sync_loop = asyncio.new_event_loop()
+            return self._sync_loop.run_until_complete(self.arespond(message))
+        # Called synchronously from inside a running loop: run on a private loop
+        # in a worker thread rather than deadlock the caller's loop.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, self.arespond(message)).result()
+
+    def close(self) -> None:
+        if self._sync_loop is not None and not self._sync_loop.is_closed():
+            self._sync_loop.close()
+        super().close()
 
     async def arespond(self, message: dict[str, Any]) -> Turn:
-        """Async :meth:`respond`; by default runs it in a worker thread."""
+        """Async :meth:`respond`; by default runs it in a worker thread.
+        Implement at least one of the two."""
         return await asyncio.to_thread(self.respond, message)
 
     # --------------------------------------------------------------- helpers

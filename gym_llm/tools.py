@@ -20,8 +20,6 @@ invalid call becomes an error tool message, never an exception.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import inspect
 import json
 import re
@@ -250,7 +248,6 @@ class ToolEnv(LLMEnv):
         )
         self._tools: dict[str, Tool] = {}
         self.tool_errors = 0
-        self._sync_loop: asyncio.AbstractEventLoop | None = None
 
     def episode_tools(self, task: Task) -> list[Tool]:
         """The tools offered for ``task``."""
@@ -307,25 +304,6 @@ class ToolEnv(LLMEnv):
         if self.is_last_turn:
             return Turn(reward=await self._ascore(None), info=info)
         return Turn(messages=replies, info=info)
-
-    def respond(self, message: dict[str, Any]) -> Turn:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            # one loop per env for all its sync steps: asyncio.run's set-up and
-            # tear-down would cost more than a typical tool call
-            if self._sync_loop is None or self._sync_loop.is_closed():
-                self._sync_loop = asyncio.new_event_loop()
-            return self._sync_loop.run_until_complete(self.arespond(message))
-        # Called synchronously from inside a running loop: run on a private loop
-        # in a worker thread rather than deadlock the caller's loop.
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, self.arespond(message)).result()
-
-    def close(self) -> None:
-        if self._sync_loop is not None and not self._sync_loop.is_closed():
-            self._sync_loop.close()
-        super().close()
 
     async def _ascore(self, final_message: dict[str, Any] | None) -> RewardResult:
         result = self.score_episode(final_message)

@@ -225,3 +225,19 @@ def test_tool_env_sync_step_inside_running_loop():
         return env.step("3")
 
     assert asyncio.run(main())[1] == 1.0
+
+
+def test_sync_step_runs_an_async_only_env():
+    env = SlowEnv(TASKS)
+    env.reset(seed=0)
+    _, reward, term, _, info = env.step("x")
+    assert reward == 1.0 and term and "reward_error" not in info
+    env.close()
+
+    class Nothing(LLMEnv):
+        pass
+
+    env = Nothing(TASKS)
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step("x")
+    assert reward == 0.0 and "implements neither" in info["reward_error"]
