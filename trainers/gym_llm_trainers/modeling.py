@@ -27,7 +27,7 @@ from .config import ModelConfig
 from .losses import entropy_from_logits
 
 __all__ = [
-    "load_tokenizer", "load_policy_model", "RefModel", "Critic", "forward_logprobs",
+    "load_tokenizer", "load_policy_model", "RefModel", "Critic", "forward_logprobs", "causal_lm_parts",
     "merged_state_dict", "resolve_model_path", "unwrap",
 ]
 
@@ -162,20 +162,41 @@ class Critic(nn.Module):
         return self.head(hidden.float()).squeeze(-1)
 
 
+def causal_lm_parts(model: nn.Module) -> tuple[nn.Module, nn.Module, float | None]:
+    """``(decoder, lm_head, final_logit_softcapping)`` of a causal LM, under a
+    DDP or peft wrapper (LoRA layers stay in place inside the decoder)."""
+    base = unwrap(model)
+    if hasattr(base, "get_base_model"):
+        base = base.get_base_model()
+    return base.get_decoder(), base.get_output_embeddings(), getattr(base.config, "final_logit_softcapping", None)
+
+
 def forward_logprobs(
     model: nn.Module, mb: MicroBatch, temperature: float = 1.0, with_entropy: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probabilities ``[N, K]`` of the response tokens of ``mb`` under
     ``model`` at ``temperature`` (the sampling distribution), and optionally
-    their entropies; 0 on padding. Each distinct prompt runs once (see
-    :func:`_two_pass`) and no prompt position's logits are materialised."""
-    first, second = _two_pass(model, mb, logits_to_keep=1)
-    logits = torch.cat([first.logits[mb.prompt_index], second.logits[:, :-1]], dim=1).float()
+    their entropies; 0 wherever ``mb.mask`` is 0.
+
+    Each distinct prompt runs once (see :func:`_two_pass`), and the vocabulary
+    projection, the most expensive part for a small model with a large
+    vocabulary, runs only at the positions the loss uses (policy tokens):
+    never at prompt, environment or padding positions."""
+    decoder, head, softcap = causal_lm_parts(model)
+    first, second = _two_pass(decoder, mb)
+    hidden = torch.cat([first.last_hidden_state[mb.prompt_index, -1:], second.last_hidden_state[:, :-1]], dim=1)
+    where = mb.mask > 0
+    logits = head(hidden[where]).float()
+    if softcap:
+        logits = softcap * torch.tanh(logits / softcap)
     if temperature > 0 and temperature != 1.0:
         logits = logits / temperature
-    logp = logits.gather(-1, mb.targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, -1)
-    logp = torch.where(mb.response_attention > 0, logp, torch.zeros_like(logp))
-    entropy = entropy_from_logits(logits) if with_entropy else None
+    picked = logits.gather(-1, mb.targets[where].unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, -1)
+    logp = torch.zeros(mb.mask.shape, dtype=picked.dtype, device=picked.device).masked_scatter(where, picked)
+    entropy = None
+    if with_entropy:
+        ent = entropy_from_logits(logits)
+        entropy = torch.zeros(mb.mask.shape, dtype=ent.dtype, device=ent.device).masked_scatter(where, ent)
     return logp, entropy
 
 

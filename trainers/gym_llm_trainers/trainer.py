@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 
+import gym_llm
 from gym_llm.policies.base import SamplingParams
 from gym_llm.rollout import ChatFormat, EpisodeSpec, RolloutStats, Trajectory, acollect, write_jsonl
 from gym_llm.vector import VectorLLMEnv
@@ -227,16 +228,21 @@ class Trainer:
         if vec is None or vec.num_envs < slots:
             if vec is not None:
                 vec.close()
-            entry = self.entries[name]
-            kwargs = dict(entry.kwargs)
-            if split == "heldout":
-                kwargs.update(entry.heldout_kwargs)
-            elif "difficulty" in kwargs or self.tc.curriculum.enabled:
-                kwargs["difficulty"] = difficulty
-            vec = VectorLLMEnv(entry.id, max(slots, 1), seed=self.tc.seed + 7919 * self.dist.rank,
-                               split=split, env_kwargs=kwargs)
+            vec = VectorLLMEnv(self.entries[name].id, max(slots, 1), seed=self.tc.seed + 7919 * self.dist.rank,
+                               split=split, env_kwargs=self._env_kwargs(name, split, difficulty))
             self._vecs[key] = vec
         return vec
+
+    def _env_kwargs(self, name: str, split: str, difficulty: float) -> dict[str, Any]:
+        """``make`` kwargs of a mixture entry: held-out overrides, or the
+        curriculum's difficulty on the train split."""
+        entry = self.entries[name]
+        kwargs = dict(entry.kwargs)
+        if split == "heldout":
+            kwargs.update(entry.heldout_kwargs)
+        elif "difficulty" in kwargs or self.tc.curriculum.enabled:
+            kwargs["difficulty"] = difficulty
+        return kwargs
 
     # ============================================================== rollout
     def _sampling(self, step: int, greedy: bool = False) -> SamplingParams:
@@ -670,8 +676,10 @@ class Trainer:
     def _heldout_size(self, name: str) -> int:
         """Tasks in an env's held-out split (bundled datasets can be small)."""
         if name not in self._heldout_sizes:
-            vec = self._vec(name, "heldout", -1.0, 1)
-            self._heldout_sizes[name] = vec.env_at(0, self.entries[name].id).unwrapped.num_tasks
+            entry = self.entries[name]
+            env = gym_llm.make(entry.id, split="heldout", seed=self.tc.seed, **self._env_kwargs(name, "heldout", 0.0))
+            self._heldout_sizes[name] = env.unwrapped.num_tasks
+            env.close()
         return self._heldout_sizes[name]
 
     def _eval_policy(self) -> Any:
