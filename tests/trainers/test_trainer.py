@@ -177,6 +177,8 @@ def test_lora_checkpoint_resumes_the_adapters(run_dir):
                       "trainer.save_every=1")
     tr.train()
     trained = {n: p.detach().clone() for n, p in tr.model.named_parameters() if "lora_" in n}
+    merged = run_dir / "checkpoints" / "step_000001" / "model" / "merged"
+    assert (merged / "config.json").exists() and (run_dir / "model" / "config.json").exists()
     again = make_trainer(run_dir, "model.lora.enabled=true", "model.lora.r=4", "trainer.total_steps=2")
     assert again.step == 1 and again.resume_from.name == "step_000001"
     resumed = dict(again.model.named_parameters())

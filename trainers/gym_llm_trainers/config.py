@@ -75,13 +75,13 @@ class TrainerConfig:
     """The RL algorithm (GRPO by default, PPO with ``algorithm=ppo``) and the run loop."""
 
     algorithm: str = knob("grpo", "grpo | ppo.")
-    total_steps: int = knob(40, "RL updates (policy optimizer steps happen mu * num_minibatches times each).")
+    total_steps: int = knob(50, "RL updates (policy optimizer steps happen mu * num_minibatches times each).")
     seed: int = knob(0, "Seed of everything: model init, task draws, sampling. Per-step randomness is "
                         "derived from (seed, step, rank), so a resumed run replays the same draws.")
     resume: str = knob("auto", "auto: continue the latest checkpoint of the run dir if any; never; "
                                "or a checkpoint directory path.")
     # --- batch ---------------------------------------------------------------
-    num_groups: int = knob(16, "Prompts (tasks) per step on each rank.")
+    num_groups: int = knob(32, "Prompts (tasks) per step on each rank.")
     group_size: int = knob(8, "Completions sampled per prompt (the GRPO group); 1 is fine for PPO.")
     mu: int = knob(1, "Inner epochs over each rollout batch (PPO-style reuse).")
     num_minibatches: int = knob(1, "Optimizer steps per epoch; the batch is split into this many.")
@@ -147,7 +147,12 @@ class TrainerConfig:
     eval_every: int = knob(10, "Held-out eval every N steps, and at step 0 (after the warm start) "
                                "and at the last step (0 disables).")
     eval_tasks: int = knob(64, "Held-out tasks per environment per eval.")
-    eval_temperature: float = knob(0.0, "Sampling temperature of held-out evals (0 = greedy).")
+    eval_temperature: float = knob(1.0, "Sampling temperature of held-out evals (0 = greedy). The "
+                                        "default, the rollout temperature, measures the policy being "
+                                        "trained, comparable with reward/mean.")
+    eval_samples: int = knob(4, "Samples per held-out task (their mean reward; ignored when greedy). "
+                                "Averaging over samples keeps the curve from jumping when one "
+                                "answer's argmax flips.")
     save_every: int = knob(10, "Checkpoint every N steps (and at the end).")
     keep_last: int = knob(2, "Checkpoints kept; older ones are deleted.")
     # --- groups ----------------------------------------------------------------
@@ -235,6 +240,7 @@ class EnvEntry:
     heldout_kwargs: dict = knob({}, "Overrides of kwargs for the held-out eval (default: the same).")
     sft_examples: int | None = knob(None, "Warm-start examples from this env (null = "
                                           "trainer.sft.examples_per_env).")
+    eval_tasks: int | None = knob(None, "Held-out tasks of this env per eval (null = trainer.eval_tasks).")
     turn_credit: str | None = knob(None, "Multi-turn GRPO credit for this env (null = trainer.turn_credit).")
     turn_discount: float | None = knob(None, "Turn discount for this env (null = trainer.turn_discount); "
                                              "0 suits retry envs, where an attempt is judged on its own.")

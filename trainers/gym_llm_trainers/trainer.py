@@ -346,7 +346,6 @@ class Trainer:
             "turns/mean": _mean([t.num_turns for t in everything]),
             "truncated_fraction": _mean([float(t.truncated) for t in everything]),
             "time/rollout": time.perf_counter() - t0,
-            "time/rollout_policy": stats.policy_time_s,
             "throughput/tokens_per_s": stats.generated_tokens / max(time.perf_counter() - t0, 1e-9),
             "throughput/completions_per_s": len(everything) / max(time.perf_counter() - t0, 1e-9),
         }
@@ -625,7 +624,8 @@ class Trainer:
     # =============================================================== eval
     def evaluate(self, step: int) -> dict[str, float]:
         """Held-out eval: the first ``eval_tasks`` held-out tasks of every
-        environment (sharded over ranks), at ``eval_temperature``. Returns
+        environment (sharded over ranks), ``eval_samples`` samples each at
+        ``eval_temperature`` (one when greedy). Returns
         ``heldout/<env>/reward/mean`` per environment,
         ``heldout/reward/mean`` (weighted by the mixture's probabilities, as
         the training reward is) and ``heldout/reward/macro_mean`` (unweighted)."""
@@ -633,11 +633,13 @@ class Trainer:
 
         t0 = time.perf_counter()
         by_entry: dict[str, list[EpisodeSpec]] = {}
+        k = 1 if self.tc.eval_temperature == 0 else max(1, self.tc.eval_samples)
         for name, e in self.entries.items():
-            n = min(self.tc.eval_tasks, self._heldout_size(name))
+            n = min(self.tc.eval_tasks if e.eval_tasks is None else e.eval_tasks, self._heldout_size(name))
             idx = range(self.dist.rank, n, self.dist.world_size)
             by_entry[name] = [EpisodeSpec(e.id, seed=self.tc.seed + i, options={"task_index": i},
-                                          group_id=f"eval-{name}-{i}") for i in idx]
+                                          group_id=f"eval-{name}-{i}", sample_index=j)
+                              for i in idx for j in range(k)]
         policy = self._eval_policy()
         gen = getattr(policy, "generator", None)
         if gen is not None:
@@ -722,19 +724,26 @@ class Trainer:
         return path
 
     def _write_model(self, out: Path) -> None:
+        """``save_pretrained`` of the policy and tokenizer; with LoRA, the
+        adapter here and the merged full model in ``merged/`` (what
+        ``gym-llm-eval checkpoint=...`` and inference engines load)."""
         self.model.save_pretrained(str(out))
         self.tokenizer.save_pretrained(str(out))
+        if self.cfg.model.lora.enabled:
+            self._merged_copy().save_pretrained(str(out / "merged"))
+            self.tokenizer.save_pretrained(str(out / "merged"))
+
+    def _merged_copy(self) -> torch.nn.Module:
+        import copy
+
+        return copy.deepcopy(self.model).merge_and_unload()
 
     def save_final_model(self) -> Path:
         """``<run_dir>/model``: the trained policy (LoRA merged) and tokenizer,
         loadable with ``from_pretrained`` / ``gym-llm-eval model.path=...``."""
         out = self.run_dir / "model"
         if self.dist.is_main:
-            model = self.model
-            if self.cfg.model.lora.enabled:
-                import copy
-
-                model = copy.deepcopy(self.model).merge_and_unload()
+            model = self._merged_copy() if self.cfg.model.lora.enabled else self.model
             model.save_pretrained(str(out))
             self.tokenizer.save_pretrained(str(out))
             (out / "gym_llm_train.json").write_text(json.dumps(
