@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import os
 import shutil
+import stat
 import sys
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,3 +254,74 @@ def python_executable() -> str:
                 return real
     raise SandboxError("no Python interpreter binary found for the sandbox; set "
                        "GYM_LLM_SANDBOX_PYTHON to a python3 executable")
+
+
+def _jail_can_reach(path: str) -> bool:
+    """Whether an id with no relation to the owners (the jail's outside uid) can reach
+    ``path``: every ancestor directory searchable by others, the path itself readable
+    (and searchable, for a directory)."""
+    p = Path(os.path.realpath(path))
+    for d in reversed(p.parents):
+        if not os.stat(d).st_mode & stat.S_IXOTH:
+            return False
+    mode = os.stat(p).st_mode
+    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+    return mode & need == need
+
+
+def _stage_root() -> Path:
+    """A directory of ours that others may traverse: ``<tmp>/gym_llm-stage-<uid>``."""
+    root = Path(tempfile.gettempdir()) / f"gym_llm-stage-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        root.mkdir(mode=0o755)
+    st = os.lstat(root)
+    # /tmp is shared: refuse a directory someone else planted or can write to.
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise SandboxError(f"staging directory {root} is not a private directory of uid {os.getuid()}; "
+                           "remove it and retry")
+    os.chmod(root, 0o755)
+    return root
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """Hard-link a world-readable file (no copy, same inode), else copy it readable."""
+    if os.stat(src).st_mode & stat.S_IROTH:
+        try:
+            os.link(src, dst)
+            return
+        except OSError:  # another filesystem, or links not allowed there
+            pass
+    shutil.copy2(src, dst)
+    os.chmod(dst, os.stat(dst).st_mode | stat.S_IROTH)
+
+
+def jail_readable(path: str) -> str:
+    """``path``, or a staged copy of it the jail can read.
+
+    When we run as root the jail's outside uid is an unrelated id, so a mount source
+    under a private directory (a checkout or venv in a mode-0700 home or ``mktemp -d``
+    dir) cannot be mounted: nsjail fails with "Permission denied". Such a source is
+    staged once, by hard links where possible, under ``<tmp>/gym_llm-stage-<uid>/``,
+    keyed by its real path and modification time, and that copy is mounted instead.
+    """
+    if not host_caps().is_root or _jail_can_reach(path):
+        return path
+    real = os.path.realpath(path)
+    key = hashlib.sha256(f"{real}\0{os.stat(real).st_mtime_ns}".encode()).hexdigest()[:16]
+    root = _stage_root()
+    staged = root / key / os.path.basename(real)
+    if not staged.exists():
+        build = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
+        os.chmod(build, 0o755)
+        if os.path.isdir(real):
+            shutil.copytree(real, build / staged.name, symlinks=True, copy_function=_link_or_copy)
+            for d, dirs, _ in os.walk(build):
+                for name in dirs:
+                    os.chmod(os.path.join(d, name), 0o755)
+        else:
+            _link_or_copy(real, str(build / staged.name))
+        try:
+            os.rename(build, root / key)
+        except OSError:  # a concurrent stager won; its copy is the same
+            shutil.rmtree(build, ignore_errors=True)
+    return str(staged)

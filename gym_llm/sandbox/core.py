@@ -503,6 +503,8 @@ class Sandbox:
             src = m.split(":", 1)[0]
             if not os.path.exists(src):
                 raise SandboxError(f"extra read-only mount {src!r} does not exist")
+        if self.nsjail:
+            self.extra_ro_mounts = tuple(_reachable_mount(m) for m in self.extra_ro_mounts)
 
     # -- construction from config -------------------------------------------------
 
@@ -931,6 +933,16 @@ def _check_isolation() -> str:
 
 
 _MS_NOSUID, _MS_NODEV, _MNT_DETACH = 2, 4, 2
+
+
+def _reachable_mount(mount: str) -> str:
+    """``"src[:dst]"`` with ``src`` replaced by a copy the jail can read where it cannot
+    read ``src`` itself; the jail path stays ``src``'s unless ``dst`` is given."""
+    src, sep, dst = mount.partition(":")
+    staged = _nsjail.jail_readable(src)
+    if staged == src:
+        return mount
+    return f"{staged}:{dst if sep else src}"
 
 
 def _mount_tmpfs(path: str, size_mb: int) -> bool:

