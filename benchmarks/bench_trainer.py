@@ -15,6 +15,7 @@ the warm start excluded). Reward curve: the mean training reward per step.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -98,7 +99,9 @@ def trl(model: Path, workdir: Path, steps: int, lr: float) -> dict:
         callbacks=[Rewards()],
     )
     t0 = time.perf_counter()
-    trainer.train()
+    # transformers prints every step's log dict: keep stdout for this report's Markdown
+    with contextlib.redirect_stdout(sys.stderr):
+        trainer.train()
     wall = time.perf_counter() - t0
     return {"completions": steps * ROWS, "seconds": wall, "rewards": rewards}
 
