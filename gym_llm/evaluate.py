@@ -334,9 +334,11 @@ def run_config(run_dir: str | os.PathLike) -> dict[str, Any]:
 
 def training_mixture(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """The environments a training run sampled: its ``mixture.envs`` entries
-    (``name -> {id, weight, kwargs, heldout_kwargs}``) whose weight times
-    their domain's weight is positive. Two entries of one id get distinct
-    results keys (``<id>#<name>``, as gym-llm-train names their held-out metrics)."""
+    (``name -> {id, weight, kwargs, heldout_kwargs}``; the trainer's own keys
+    such as ``sft_examples`` or ``turn_credit`` are left out) whose weight
+    times their domain's weight is positive. Two entries of one id get
+    distinct results keys (``<id>#<name>``, as gym-llm-train names their
+    held-out metrics)."""
     mixture = run_config(run_dir).get("mixture") or {}
     weights = mixture.get("weights") or {}
     entries = {}
@@ -344,7 +346,7 @@ def training_mixture(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
         env_id = str((entry or {}).get("id") or "")
         weight = float(entry.get("weight", 1.0)) * float(weights.get(env_id.split("/")[0], 1.0))
         if env_id and weight > 0:
-            entries[name] = dict(entry)
+            entries[name] = {k: v for k, v in entry.items() if k in ("id", "weight", "kwargs", "heldout_kwargs")}
     ids = [e["id"] for e in entries.values()]
     for name, entry in entries.items():
         if ids.count(entry["id"]) > 1:

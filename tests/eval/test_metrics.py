@@ -182,7 +182,8 @@ def test_training_mixture_becomes_an_env_set(tmp_path: Path) -> None:
     """env_ids=mixture: the run's environments with their held-out kwargs."""
     (tmp_path / "config.yaml").write_text(
         "mixture:\n  envs:\n"
-        "    arithmetic: {id: math/Arithmetic-v0, weight: 1.0, kwargs: {difficulty: 0.0, max_turns: 1}}\n"
+        "    arithmetic: {id: math/Arithmetic-v0, weight: 1.0, kwargs: {difficulty: 0.0, max_turns: 1},"
+        " sft_examples: 512, eval_tasks: 64, turn_credit: turn, turn_discount: 0.0}\n"  # trainer-only keys
         "    retry: {id: math/Arithmetic-v0, weight: 0.5, kwargs: {max_turns: 2},"
         " heldout_kwargs: {max_turns: 3}}\n"
         "    functions: {id: code/PythonFunctions-v0, weight: 1.0}\n"
@@ -192,6 +193,17 @@ def test_training_mixture_becomes_an_env_set(tmp_path: Path) -> None:
         EvalEnv("math/Arithmetic-v0", {"max_turns": 3}, "math/Arithmetic-v0#retry"),
     ]
     assert training_mixture(tmp_path / "missing") == {}
+
+
+def test_the_shipped_default_mixture_is_an_env_set(tmp_path: Path) -> None:
+    """`make demo` evaluates its run with env_ids=mixture: every key the trainer's
+    default mixture carries must be one the env set understands or drops."""
+    import yaml
+
+    mixture = yaml.safe_load((Path(__file__).parents[2] / "gym_llm/conf/mixture/default.yaml").read_text())
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"mixture": mixture}))
+    envs = env_set(training_mixture(tmp_path))
+    assert {e.id for e in envs} == {entry["id"] for entry in mixture["envs"].values()}
 
 
 def test_every_shipped_env_set_makes_its_environments() -> None:
