@@ -184,3 +184,34 @@ def test_lora_checkpoint_resumes_the_adapters(run_dir):
     resumed = dict(again.model.named_parameters())
     assert trained and all(torch.equal(trained[n], resumed[n]) for n in trained)
     assert any(p.abs().sum() > 0 for n, p in trained.items() if "lora_B" in n)  # really trained, not the init
+
+
+def _cut(t) -> bool:
+    return any(turn["finish_reason"] == "length" for turn in t.info["policy_turns"])
+
+
+def test_turns_cut_at_the_token_limit_are_penalized_or_masked(run_dir):
+    # 3 new tokens: a random-init model does not end its turn that soon, so every turn is cut
+    common = ["policy.max_new_tokens=3", "trainer.dynamic_sampling=false", "trainer.num_groups=6"]
+    tr = make_trainer(run_dir, *common, "trainer.truncated_turns=penalize")
+    batch = tr.rollout(1)
+    assert batch.stats["trajectories/cut_turn"] == len(batch.trajectories_all) > 0
+    for i, t in enumerate(batch.trajectories):  # pretend every other episode ended its turn
+        if i % 2:
+            t.info["policy_turns"][-1]["finish_reason"] = "stop"
+    tr.prepare(batch)
+    checked = 0
+    groups: dict[str, list] = {}
+    for s, t in zip(batch.samples, batch.trajectories, strict=True):
+        groups.setdefault(t.group_id, []).append((_cut(t), t.reward, s.token_fields["adv"][0]))
+    for members in groups.values():
+        cut = [a for c, _, a in members if c]
+        scored = [a for c, r, a in members if not c and r > 0]
+        if cut and scored:  # reward 0 in the loss: below every finished member that scored
+            assert max(cut) < min(scored), members
+            checked += 1
+    assert checked >= 3
+    assert all(t.reward >= 0 for t in batch.trajectories) and any(t.reward > 0 for t in batch.trajectories
+                                                                  if _cut(t))  # env rewards kept as is
+    masked = make_trainer(run_dir / "mask", *common, "trainer.truncated_turns=mask").rollout(1)
+    assert masked.trajectories == [] and masked.stats["trajectories/cut_turn"] > 0

@@ -26,6 +26,8 @@ BASE = [
     "trainer.eval_every=0",
     "trainer.save_every=0",
     "policy.max_new_tokens=12",
+    # the toy envs score whatever was written, and an untrained model's turns always run to the cap
+    "trainer.truncated_turns=keep",
     "trainer.lr=1e-3",
 ]
 

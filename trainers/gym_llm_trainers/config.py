@@ -47,12 +47,15 @@ class SFTConfig:
     examples_per_env: int = knob(
         256, "Train tasks per environment whose reference answer (task.answer rendered as a "
         "response the environment scores as correct) becomes an SFT example.")
-    epochs: float | None = knob(None, "Passes over the SFT examples (fractions allowed); null = the "
-                                      "model's recommended model.sft_epochs.")
+    epochs: float | None = knob(None, "Length of the warm start in passes over its examples (steps = "
+                                      "epochs x examples / batch_size); null = the model's recommended "
+                                      "model.sft_epochs. Batches mix the envs by the mixture's weights.")
     batch_size: int = knob(32, "Sequences per SFT optimizer step.")
     lr: float | None = knob(None, "SFT learning rate (AdamW, linear warmup then cosine decay); "
                                   "null = the model's recommended model.sft_lr.")
     warmup_ratio: float = knob(0.05, "Fraction of SFT steps spent warming up the learning rate.")
+    weight_decay: float = knob(0.0, "AdamW weight decay of the warm start (a model trained from "
+                                    "scratch on few examples generalises better with some).")
     max_seq_tokens: int = knob(1024, "Longer examples are dropped (the warm start keeps memory flat).")
 
 
@@ -75,7 +78,7 @@ class TrainerConfig:
     """The RL algorithm (GRPO by default, PPO with ``algorithm=ppo``) and the run loop."""
 
     algorithm: str = knob("grpo", "grpo | ppo.")
-    total_steps: int = knob(50, "RL updates (policy optimizer steps happen mu * num_minibatches times each).")
+    total_steps: int = knob(32, "RL updates (policy optimizer steps happen mu * num_minibatches times each).")
     seed: int = knob(0, "Seed of everything: model init, task draws, sampling. Per-step randomness is "
                         "derived from (seed, step, rank), so a resumed run replays the same draws.")
     resume: str = knob("auto", "auto: continue the latest checkpoint of the run dir if any; never; "
@@ -121,11 +124,16 @@ class TrainerConfig:
                                      "right for retry environments).")
     dynamic_sampling: bool = knob(True, "Drop groups whose rewards are all equal (no signal) and "
                                         "sample more groups to refill the batch (DAPO).")
-    max_refill_rounds: int = knob(2, "Extra rollout rounds dynamic sampling may spend per step.")
+    max_refill_rounds: int = knob(1, "Extra rollout rounds dynamic sampling may spend per step.")
     overlong_buffer: int = knob(0, "DAPO soft overlong penalty: a response whose policy-token count "
                                    "is within this many tokens of the limit loses up to "
                                    "overlong_penalty linearly (0 disables).")
     overlong_penalty: float = knob(1.0, "Maximum overlong penalty (reached at the limit).")
+    truncated_turns: str = knob(
+        "penalize", "An episode with a policy turn cut at its token limit (no end-of-turn token) "
+        "was scored on an unfinished message, e.g. an answer followed by run-on text. penalize: "
+        "the loss sees reward 0 for it (each turn), so running on is never reinforced; mask: it "
+        "is left out of the batch (DAPO's overlong filtering); keep: the environment's reward.")
     # --- off-policy correction -------------------------------------------------
     recompute_old_logprobs: bool = knob(False, "Recompute log-probs of the sampled tokens with the "
                                                "trainer before the update (pi_old). Needed when the "
@@ -144,7 +152,7 @@ class TrainerConfig:
     value_clip: float = knob(0.2, "PPO value clipping range around the rollout-time value (0 disables).")
     critic_lr: float = knob(1e-4, "PPO critic (value head model) learning rate.")
     # --- eval / checkpoints ----------------------------------------------------
-    eval_every: int = knob(10, "Held-out eval every N steps, and at step 0 (after the warm start) "
+    eval_every: int = knob(8, "Held-out eval every N steps, and at step 0 (after the warm start) "
                                "and at the last step (0 disables).")
     eval_tasks: int = knob(64, "Held-out tasks per environment per eval.")
     eval_temperature: float = knob(1.0, "Sampling temperature of held-out evals (0 = greedy). The "
@@ -166,6 +174,7 @@ class TrainerConfig:
             "kl_estimator": self.kl_estimator in KL_ESTIMATORS,
             "lr_schedule": self.lr_schedule in ("constant", "cosine", "linear"),
             "turn_credit": self.turn_credit in ("episode", "turn"),
+            "truncated_turns": self.truncated_turns in ("penalize", "mask", "keep"),
             "group_size": self.group_size >= 1 and (self.algorithm == "ppo" or self.group_size >= 2),
             "mu": self.mu >= 1,
             "num_minibatches": self.num_minibatches >= 1,

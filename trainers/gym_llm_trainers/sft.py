@@ -86,16 +86,18 @@ def reference_examples(
     seed: int,
     success: float = 1.0,
     max_tokens: int = 512,
-) -> tuple[list[Sample], dict[str, int]]:
+) -> tuple[list[Sample], dict[str, int], list[str]]:
     """SFT samples from the first ``per_env`` train tasks of each environment
     (``entry.sft_examples`` where set); a task seen twice is used once.
 
     ``chat`` is a :class:`~gym_llm.rollout.chat.ChatFormat`; ``eos_ids`` the
-    end-of-turn id(s) appended to each response. Returns the samples and, per
-    environment, how many tasks had no rendering the environment scored
-    ``>= success`` (or were longer than ``max_tokens``).
+    end-of-turn id(s) appended to each response. Returns the samples, per
+    environment how many tasks had no rendering the environment scored
+    ``>= success`` (or were longer than ``max_tokens``), and each sample's
+    environment (its mixture name).
     """
     samples: list[Sample] = []
+    sources: list[str] = []
     skipped: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
     for name, entry in entries.items():
@@ -121,8 +123,9 @@ def reference_examples(
                 skipped[name] += 1
                 continue
             samples.append(Sample(prompt, response, [1] * len(response), index=len(samples)))
+            sources.append(name)
         env.close()
-    return samples, skipped
+    return samples, skipped, sources
 
 
 def sft_train(
@@ -136,11 +139,14 @@ def sft_train(
     token_budget: int,
     log: Callable[[int, dict[str, float]], None] | None = None,
     all_reduce: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    weights: Sequence[float] | None = None,
 ) -> tuple[int, float]:
     """Cross-entropy on the response tokens of ``samples`` (token mean per
-    optimizer step), AdamW with linear warmup and cosine decay. Returns
-    ``(optimizer steps, last loss)``. ``all_reduce`` averages gradients
-    across data-parallel ranks when given."""
+    optimizer step), AdamW with linear warmup and cosine decay, for
+    ``epochs * len(samples) / batch_size`` steps. Batches are drawn in
+    proportion to ``weights`` (one per sample) when given, else as plain
+    epochs. Returns ``(optimizer steps, last loss)``. ``all_reduce``
+    averages gradients across data-parallel ranks when given."""
     if not samples:
         return 0, float("nan")
     gen = torch.Generator().manual_seed(seed)
@@ -148,7 +154,7 @@ def sft_train(
     total = max(1, int(round(cfg.epochs * steps_per_epoch)))
     warmup = max(1, int(cfg.warmup_ratio * total))
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
+    opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warmup, 0.5 * (1 + math.cos(math.pi * min(1.0, s / total)))),
     )
@@ -156,11 +162,15 @@ def sft_train(
     order: list[int] = []
     loss_value = float("nan")
     t0 = time.perf_counter()
+    probs = torch.tensor(weights if weights is not None else [1.0] * len(samples), dtype=torch.float64)
     for step in range(total):
-        if len(order) < cfg.batch_size:
-            order += torch.randperm(len(samples), generator=gen).tolist()
-        batch = [samples[i] for i in order[: cfg.batch_size]]
-        del order[: cfg.batch_size]
+        if weights is not None:  # draws in proportion to the weights
+            batch = [samples[i] for i in torch.multinomial(probs, cfg.batch_size, True, generator=gen).tolist()]
+        else:  # epochs: every example once per pass
+            if len(order) < cfg.batch_size:
+                order += torch.randperm(len(samples), generator=gen).tolist()
+            batch = [samples[i] for i in order[: cfg.batch_size]]
+            del order[: cfg.batch_size]
         den = Denominators(tokens=float(sum(sum(s.loss_mask) for s in batch)), seqs=float(len(batch)))
         opt.zero_grad(set_to_none=True)
         total_loss = 0.0

@@ -84,15 +84,29 @@ class Batch:
         self.trajectories_all: list[Trajectory] = list(trajectories)
 
 
-def _turn_rewards(t: Trajectory, shaped: float) -> tuple[list[float], list[list[int]]]:
-    """Per-policy-turn rewards and token spans of ``t``; reward shaping (the
-    overlong penalty, KL in the reward) lands on the last turn. Episodes whose
-    turns and rewards do not pair up count as one turn spanning everything."""
+def _was_cut(t: Trajectory) -> bool:
+    """Whether a policy turn of ``t`` stopped at its token limit, not at an end-of-turn token."""
+    return any(turn.get("finish_reason") == "length" for turn in t.info.get("policy_turns", ()))
+
+
+def _trained_rewards(t: Trajectory, truncated_turns: str) -> tuple[list[float], float]:
+    """The turn rewards and episode reward the loss uses (see ``truncated_turns``)."""
+    if truncated_turns == "penalize" and _was_cut(t):
+        return [0.0] * len(t.turn_rewards), 0.0
+    return list(t.turn_rewards), t.reward
+
+
+def _turn_rewards(t: Trajectory, shaped: float, base: tuple[list[float], float]) -> tuple[list[float], list[list[int]]]:
+    """Per-policy-turn rewards and token spans of ``t`` from its trained
+    rewards ``base``; reward shaping (the overlong penalty, KL in the reward)
+    lands on the last turn. Episodes whose turns and rewards do not pair up
+    count as one turn spanning everything."""
     spans = [list(sp) for sp in t.turn_spans]
-    rewards = list(t.turn_rewards)
+    rewards, reward = base
     if not spans or len(spans) != len(rewards):
         return [shaped], [[0, len(t.response_token_ids)]]
-    rewards[-1] += shaped - t.reward
+    rewards = list(rewards)
+    rewards[-1] += shaped - reward
     return rewards, spans
 
 
@@ -260,16 +274,16 @@ class Trainer:
 
     async def _collect(self, by_entry: dict[str, list[EpisodeSpec]], split: str, sampling: SamplingParams,
                        stats: RolloutStats, policy: Any = None) -> list[Trajectory]:
-        import asyncio
-
-        jobs = []
-        for name, specs in by_entry.items():
+        # One environment at a time: a decoding batch then holds prompts of
+        # similar length (arithmetic's 50 tokens are not padded to a tool
+        # schema's 700), which matters far more than overlapping the envs.
+        out: list[Trajectory] = []
+        for name, specs in sorted(by_entry.items()):
             difficulty = self.curriculum.difficulty(name) if split == "train" else -1.0
             vec = self._vec(name, split, difficulty, len(specs))
-            jobs.append(acollect(policy or self.policy, vec, episodes=specs, sampling=sampling,
-                                 max_tokens=self.cfg.policy.max_episode_tokens, stats=stats))
-        results = await asyncio.gather(*jobs)
-        return [t for r in results for t in r]
+            out += await acollect(policy or self.policy, vec, episodes=specs, sampling=sampling,
+                                  max_tokens=self.cfg.policy.max_episode_tokens, stats=stats)
+        return out
 
     def _plan(self, step: int, rnd: int, n_groups: int) -> dict[str, list[EpisodeSpec]]:
         rng = step_rng(self.tc.seed, "plan", step, rnd, self.dist.rank)
@@ -310,10 +324,12 @@ class Trainer:
                 groups[t.group_id].append(t)
             sampled += len(groups)
             for gid, members in groups.items():
-                good = [t for t in members if t.ok and t.num_generated_tokens > 0]
+                good = [t for t in members if t.ok and t.num_generated_tokens > 0
+                        and not (tc.truncated_turns == "mask" and _was_cut(t))]
                 if tc.algorithm == "grpo" and len(good) < 2:
                     continue
-                flat = zero_variance_groups([gid] * len(good), [t.reward for t in good]) and tc.algorithm == "grpo"
+                trained = [_trained_rewards(t, tc.truncated_turns)[1] for t in good]
+                flat = zero_variance_groups([gid] * len(good), trained) and tc.algorithm == "grpo"
                 zero_var += bool(flat)
                 if flat and tc.dynamic_sampling:
                     continue
@@ -336,6 +352,7 @@ class Trainer:
             "trajectories/trained": len(batch.trajectories),
             "trajectories/error": sum(t.error is not None for t in everything),
             "trajectories/reward_error": sum(t.reward_error is not None for t in everything),
+            "trajectories/cut_turn": sum(_was_cut(t) for t in everything),
             "groups/sampled": sampled,
             "groups/kept": len(chosen),
             "groups/zero_variance_fraction": zero_var / max(sampled, 1),
@@ -429,7 +446,8 @@ class Trainer:
                 masks.append(m)
             stats["kl/ref"] = float(masked_mean(torch.cat(kls), torch.cat(masks)))
             stats["time/ref"] = time.perf_counter() - t0
-        rewards = torch.tensor([t.reward for t in batch.trajectories], dtype=torch.float32)
+        base = [_trained_rewards(t, tc.truncated_turns) for t in batch.trajectories]
+        rewards = torch.tensor([r for _, r in base], dtype=torch.float32)
         lengths = torch.tensor([_policy_tokens_per_turn(t) for t in batch.trajectories])
         penalty = overlong_penalty(lengths, max_len=self.cfg.policy.max_new_tokens,
                                    buffer=tc.overlong_buffer, penalty=tc.overlong_penalty)
@@ -438,13 +456,14 @@ class Trainer:
         if tc.algorithm == "grpo":
             if self.ref is not None and tc.kl_in_reward:
                 shaped = shaped - tc.kl_coef * seq_kl
-            self._grpo_advantages(batch, shaped, stats)
+            self._grpo_advantages(batch, shaped, base, stats)
         else:
-            self._prepare_ppo(batch, shaped, stats)
+            self._prepare_ppo(batch, shaped, base, stats)
         self.model.train()
         return stats
 
-    def _grpo_advantages(self, batch: Batch, shaped: torch.Tensor, stats: dict[str, float]) -> None:
+    def _grpo_advantages(self, batch: Batch, shaped: torch.Tensor, base: list[tuple[list[float], float]],
+                         stats: dict[str, float]) -> None:
         """Group-relative advantages, per episode or per turn (the env entry's
         ``turn_credit``/``turn_discount``, else the trainer's)."""
         tc = self.tc
@@ -463,7 +482,7 @@ class Trainer:
                     samples[i].token_fields["adv"] = [float(episode[i])] * len(samples[i].response_ids)
                     advs.append(abs(float(episode[i])))
                 continue
-            per_turn = [_turn_rewards(trajs[i], float(shaped[i])) for i in members]
+            per_turn = [_turn_rewards(trajs[i], float(shaped[i]), base[i]) for i in members]
             discount = tc.turn_discount if entry.turn_discount is None else entry.turn_discount
             turn_adv = turn_advantages([r for r, _ in per_turn], [0] * len(members), discount=discount,
                                        std_normalize=tc.std_normalize, eps=tc.adv_eps)
@@ -475,7 +494,8 @@ class Trainer:
                 advs += [abs(v) for v in a]
         stats["advantage/abs_mean"] = _mean(advs)
 
-    def _prepare_ppo(self, batch: Batch, shaped: torch.Tensor, stats: dict[str, float]) -> None:
+    def _prepare_ppo(self, batch: Batch, shaped: torch.Tensor, base: list[tuple[list[float], float]],
+                     stats: dict[str, float]) -> None:
         """Token rewards (each turn's reward at its last policy token, the
         final shaped reward's extra at the last one, per-token KL when in the
         reward), critic values, GAE, whitened advantages."""
@@ -487,14 +507,15 @@ class Trainer:
             R = len(s.response_ids)
             r = torch.zeros(R)
             spans = t.turn_spans or [[0, R]]
-            turn_r = list(t.turn_rewards) if len(t.turn_rewards) == len(spans) else [0.0] * (len(spans) - 1) + [t.reward]
+            turn_rewards, reward = base[s.index]
+            turn_r = turn_rewards if len(turn_rewards) == len(spans) else [0.0] * (len(spans) - 1) + [reward]
             for (a, b), tr in zip(spans, turn_r, strict=True):
                 last = max(j for j in range(a, b) if t.loss_mask[j]) if any(t.loss_mask[a:b]) else None
                 if last is not None:
                     r[last] += tr
             last_policy = max((j for j, m in enumerate(t.loss_mask) if m), default=None)
             if last_policy is not None:
-                r[last_policy] += float(shaped[s.index]) - t.reward  # the overlong penalty
+                r[last_policy] += float(shaped[s.index]) - reward  # the overlong penalty
             if "kl_reward" in s.token_fields:
                 r += torch.tensor(s.token_fields["kl_reward"])
             m = torch.tensor(s.loss_mask, dtype=torch.float32)
@@ -757,9 +778,12 @@ class Trainer:
         sc = self.tc.sft
         t0 = time.perf_counter()
         eos = [self.tokenizer.convert_tokens_to_ids(self.tokenizer.eos_token)]
-        samples, skipped = reference_examples(
+        samples, skipped, sources = reference_examples(
             self.entries, self.chat, eos, sc.examples_per_env, seed=self.tc.seed,
             max_tokens=sc.max_seq_tokens)
+        # batches mix the envs as the rollouts will: env share = its mixture probability
+        counts = {n: sources.count(n) for n in set(sources)}
+        weights = [self.probs[n] / counts[n] for n in sources]
         log.info("warm start: %d verified reference answers (%.1fs); skipped per env: %s",
                  len(samples), time.perf_counter() - t0, skipped)
         rank_seed = self.tc.seed * 7 + self.dist.rank
@@ -773,7 +797,7 @@ class Trainer:
                 return g
 
         steps, loss = sft_train(self.model, samples, sc, lr=self.sft_lr, pad_id=self.pad_id, seed=rank_seed,
-                                token_budget=self.tc.micro_batch_tokens, all_reduce=all_reduce,
+                                token_budget=self.tc.micro_batch_tokens, all_reduce=all_reduce, weights=weights,
                                 log=lambda i, m: log.info("warm start step %d: %s", i, _fmt(m)))
         self._sync_engine()
         return SFTReport(len(samples), skipped, steps, loss, time.perf_counter() - t0)
