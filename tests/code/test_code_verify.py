@@ -4,6 +4,8 @@ multi-turn feedback, determinism and the async path."""
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 import time
 
 import pytest
@@ -229,13 +231,14 @@ def test_async_steps_run_concurrently_on_the_event_loop():
     assert ticks > 5  # the loop kept running while the sandbox worked
 
 
-def test_sandbox_failure_is_an_environment_error_not_a_zero(tmp_path):
+def test_sandbox_failure_is_an_environment_error_not_a_zero():
     from gym_llm.sandbox import Sandbox
 
-    mount = tmp_path / "data"
-    mount.mkdir()
-    broken = Sandbox(extra_ro_mounts=[str(mount)])
-    mount.rmdir()  # the jail can no longer be set up
+    # a source the jail reaches as it is (a private one would be staged as a copy)
+    mount = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    os.chmod(mount, 0o755)
+    broken = Sandbox(extra_ro_mounts=[mount])
+    os.rmdir(mount)  # the jail can no longer be set up
     env = gym_llm.make("code/PythonFunctions-v0", seed=0, sandbox=broken)
     env.reset(seed=0)
     _, reward, *_, info = env.step(_answer(env.unwrapped.task.answer))
