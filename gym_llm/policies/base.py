@@ -17,6 +17,8 @@ message.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import queue
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -172,6 +174,54 @@ class BasePolicy:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class EngineThreadPolicy(BasePolicy):
+    """A token-level policy whose engine runs in one background thread fed by
+    an inbox, so requests from any thread or event loop are batched together.
+
+    A subclass's ``submit(prompt, params)`` builds its request, hands it to
+    :meth:`_enqueue` (which starts the thread on demand) and returns a
+    ``concurrent.futures.Future``; its ``_serve`` loop drains the inbox with
+    :meth:`_take` and stops when it takes ``None``, the signal
+    :meth:`_stop_thread` sends."""
+
+    _thread_name = "policy-engine"
+
+    def __init__(self) -> None:
+        self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        if request.prompt_token_ids is None:
+            raise ValueError(f"{type(self).__name__} needs prompt_token_ids")
+        future: concurrent.futures.Future = self.submit(request.prompt_token_ids, request.params)
+        return await asyncio.wrap_future(future)
+
+    def _enqueue(self, item: Any) -> None:
+        with self._start_lock:
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._serve, name=self._thread_name, daemon=True)
+                self._worker.start()
+        self._inbox.put(item)
+
+    def _take(self, *, block: bool, limit: int | None = None) -> list[Any]:
+        """What waits in the inbox, at most ``limit`` items; ``block``: wait for
+        the first (the engine is idle)."""
+        items = [self._inbox.get()] if block else []
+        while limit is None or len(items) < limit:
+            try:
+                items.append(self._inbox.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
+    def _stop_thread(self) -> None:
+        if self._worker is not None and self._worker.is_alive():
+            self._inbox.put(None)
+            self._worker.join(timeout=60)
+        self._worker = None
 
 
 def encode_chat(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:

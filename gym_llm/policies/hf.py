@@ -19,16 +19,13 @@ model's own log-prob (temperature 1, no filtering), as vLLM does.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import os
-import queue
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import BasePolicy, Generation, GenerationRequest, SamplingParams, stop_token_ids
+from .base import EngineThreadPolicy, Generation, SamplingParams, stop_token_ids
 
 __all__ = ["HFPolicy", "pick_attn_implementation", "sample_logits"]
 
@@ -104,7 +101,7 @@ class _Batch:
         self.logits: Any = None
 
 
-class HFPolicy(BasePolicy):
+class HFPolicy(EngineThreadPolicy):
     """A Hugging Face causal LM (a path/hub id, or a loaded model object that
     the trainer keeps training: the policy then always samples from its
     current weights; don't step the optimizer while a rollout is running).
@@ -119,6 +116,8 @@ class HFPolicy(BasePolicy):
     end-of-turn ids (default: the generation config's EOS ids and the
     tokenizer's EOS).
     """
+
+    _thread_name = "HFPolicy-decoder"
 
     def __init__(
         self,
@@ -135,6 +134,8 @@ class HFPolicy(BasePolicy):
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        super().__init__()
 
         if isinstance(model, str | os.PathLike):
             device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -154,9 +155,6 @@ class HFPolicy(BasePolicy):
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]
         self.max_batch_size = int(max_batch_size)
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
-        self._inbox: queue.SimpleQueue[_Row | None] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
-        self._start_lock = threading.Lock()
         self.steps = 0  # decoding steps run, for monitoring
 
     @property
@@ -171,26 +169,11 @@ class HFPolicy(BasePolicy):
         stops = set() if params.ignore_eos else set(self.stop_token_ids)
         stops |= set(params.stop_token_ids or ())
         row = _Row([int(t) for t in prompt], params, concurrent.futures.Future(), frozenset(stops))
-        self._ensure_worker()
-        self._inbox.put(row)
+        self._enqueue(row)
         return row.future
 
-    async def agenerate(self, request: GenerationRequest) -> Generation:
-        if request.prompt_token_ids is None:
-            raise ValueError("HFPolicy needs prompt_token_ids")
-        return await asyncio.wrap_future(self.submit(request.prompt_token_ids, request.params))
-
-    def _ensure_worker(self) -> None:
-        with self._start_lock:
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._serve, name="HFPolicy-decoder", daemon=True)
-                self._worker.start()
-
     def close(self) -> None:
-        if self._worker is not None and self._worker.is_alive():
-            self._inbox.put(None)
-            self._worker.join(timeout=60)
-        self._worker = None
+        self._stop_thread()
 
     # --------------------------------------------------------------- worker
     def _serve(self) -> None:
@@ -198,14 +181,7 @@ class HFPolicy(BasePolicy):
 
         batch = _Batch()
         while True:
-            waiting = []
-            if not batch.rows:
-                waiting.append(self._inbox.get())  # idle: block until work arrives
-            while len(batch.rows) + len(waiting) < self.max_batch_size:
-                try:
-                    waiting.append(self._inbox.get_nowait())
-                except queue.Empty:
-                    break
+            waiting = self._take(block=not batch.rows, limit=self.max_batch_size - len(batch.rows))
             if any(r is None for r in waiting):  # close(): fail what is left
                 for r in batch.rows + [r for r in waiting if r is not None]:
                     r.future.set_exception(RuntimeError("HFPolicy closed"))

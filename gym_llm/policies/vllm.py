@@ -22,21 +22,19 @@ the fraction of RAM given to the KV cache and weights.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import itertools
 import os
-import queue
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .base import BasePolicy, Generation, GenerationRequest, SamplingParams, stop_token_ids
+from .base import EngineThreadPolicy, Generation, SamplingParams, stop_token_ids
 
 __all__ = ["VLLMPolicy"]
 
 
-class VLLMPolicy(BasePolicy):
+class VLLMPolicy(EngineThreadPolicy):
     """A ``vllm.LLM`` engine over the checkpoint at ``model``.
 
     ``tokenizer``: path of the HF tokenizer (default ``model``); the rollout
@@ -46,6 +44,8 @@ class VLLMPolicy(BasePolicy):
     end-of-turn ids (default: generation config EOS ids and the tokenizer's
     EOS).
     """
+
+    _thread_name = "VLLMPolicy-engine"
 
     def __init__(
         self,
@@ -60,6 +60,7 @@ class VLLMPolicy(BasePolicy):
         stop_token_ids: Sequence[int] | None = None,
         **engine_kwargs: Any,
     ):
+        super().__init__()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         import torch
         import vllm
@@ -90,11 +91,8 @@ class VLLMPolicy(BasePolicy):
             torch.set_num_threads(threads)
         self.engine = self.llm.llm_engine
         self._ids = itertools.count()
-        self._inbox: queue.SimpleQueue[tuple[str, list[int], SamplingParams] | None] = queue.SimpleQueue()
         self._inflight: dict[str, concurrent.futures.Future] = {}
         self._engine_lock = threading.Lock()  # engine steps vs. weight updates
-        self._start_lock = threading.Lock()
-        self._worker: threading.Thread | None = None
         self.weight_version = 0
 
     # ------------------------------------------------------------- sampling
@@ -135,34 +133,15 @@ class VLLMPolicy(BasePolicy):
         rid = f"gym-llm-{next(self._ids)}"
         future: concurrent.futures.Future = concurrent.futures.Future()
         self._inflight[rid] = future
-        self._ensure_worker()
-        self._inbox.put((rid, [int(t) for t in prompt], params))
+        self._enqueue((rid, [int(t) for t in prompt], params))
         return future
-
-    async def agenerate(self, request: GenerationRequest) -> Generation:
-        if request.prompt_token_ids is None:
-            raise ValueError("VLLMPolicy needs prompt_token_ids")
-        return await asyncio.wrap_future(self.submit(request.prompt_token_ids, request.params))
-
-    def _ensure_worker(self) -> None:
-        with self._start_lock:
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._serve, name="VLLMPolicy-engine", daemon=True)
-                self._worker.start()
 
     def _serve(self) -> None:
         """The engine thread: admit new requests, step, answer finished ones."""
         from vllm.inputs import TokensPrompt
 
         while True:
-            new = []
-            if not self.engine.has_unfinished_requests():
-                new.append(self._inbox.get())  # idle: block until work arrives
-            while True:
-                try:
-                    new.append(self._inbox.get_nowait())
-                except queue.Empty:
-                    break
+            new = self._take(block=not self.engine.has_unfinished_requests())
             if None in new:  # close()
                 self._fail_all(RuntimeError("VLLMPolicy closed"))
                 return
@@ -220,10 +199,7 @@ class VLLMPolicy(BasePolicy):
             self.llm.reset_prefix_cache()
 
     def close(self) -> None:
-        if self._worker is not None and self._worker.is_alive():
-            self._inbox.put(None)
-            self._worker.join(timeout=60)
-        self._worker = None
+        self._stop_thread()
         llm = getattr(self, "llm", None)
         if llm is not None:
             try:
