@@ -162,9 +162,9 @@ def sft_train(
     order: list[int] = []
     loss_value = float("nan")
     t0 = time.perf_counter()
-    probs = torch.tensor(weights if weights is not None else [1.0] * len(samples), dtype=torch.float64)
+    probs = torch.tensor(weights, dtype=torch.float64) if weights is not None else None
     for step in range(total):
-        if weights is not None:  # draws in proportion to the weights
+        if probs is not None:  # draws in proportion to the weights
             batch = [samples[i] for i in torch.multinomial(probs, cfg.batch_size, True, generator=gen).tolist()]
         else:  # epochs: every example once per pass
             if len(order) < cfg.batch_size:
