@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from gym_llm_trainers.batching import collate
 from gym_llm_trainers.config import EnvEntry, SFTConfig
 from gym_llm_trainers.modeling import forward_logprobs
-from gym_llm_trainers.sft import reference_examples, sft_train
+from gym_llm_trainers.sft import reference_examples, sft_train, weighted_passes
 from trainer_support import HERE  # noqa: F401  (registers the test/* envs)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -59,3 +60,30 @@ def test_sft_fits_the_examples_and_follows_the_weights():
     held = sum(b - a for a, b in zip(before[half:], after[half:], strict=True)) / (len(samples) - half)
     assert drawn < -3.0, (before, after)  # fitted
     assert drawn < held - 0.5, (drawn, held)  # the weighted draw trained on the first half
+
+
+def test_weighted_passes_use_each_example_by_its_weight():
+    gen = torch.Generator().manual_seed(0)
+    plain = weighted_passes([1.0] * 5, gen)
+    for _ in range(3):  # equal weights: epochs, each example exactly once per pass
+        assert sorted(next(plain) for _ in range(5)) == [0, 1, 2, 3, 4]
+    weighted = weighted_passes([3.0, 1.0, 0.0, 0.5, 0.5], gen)
+    counts = torch.bincount(torch.tensor([next(weighted) for _ in range(5000)]), minlength=5)
+    assert counts[2] == 0
+    assert abs(counts[0] / 5000 - 0.6) < 0.02 and abs(counts[1] / 5000 - 0.2) < 0.02, counts
+    with pytest.raises(ValueError, match="non-negative"):
+        next(weighted_passes([0.0, 0.0], gen))
+
+
+def test_warm_start_leaves_its_moments_in_the_given_optimizer():
+    tok, model, chat, eos = _setup()
+    samples, _, _ = reference_examples({"echo": EnvEntry(id="test/Echo-v0", sft_examples=8)}, chat, eos,
+                                       per_env=8, seed=0)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)
+    steps, _ = sft_train(model, samples, SFTConfig(epochs=4, batch_size=4, weight_decay=0.0), lr=3e-3,
+                         pad_id=tok.pad_token_id, seed=0, token_budget=4096, optimizer=opt)
+    # the RL optimizer continues from the warm start's moments, at its own settings
+    assert all(float(opt.state[p]["step"]) == steps and opt.state[p]["exp_avg_sq"].abs().sum() > 0
+               for p in params)
+    assert [(g["lr"], g["weight_decay"]) for g in opt.param_groups] == [(1e-4, 0.01)]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from .config import EnvEntry, SFTConfig
 from .losses import Denominators, aggregate
 from .modeling import forward_logprobs
 
-__all__ = ["reference_candidates", "reference_examples", "sft_train", "SFTReport"]
+__all__ = ["reference_candidates", "reference_examples", "sft_train", "weighted_passes", "SFTReport"]
 
 
 def _is_call(x: Any) -> bool:
@@ -128,6 +128,22 @@ def reference_examples(
     return samples, skipped, sources
 
 
+def weighted_passes(weights: Sequence[float], generator: torch.Generator) -> Iterator[int]:
+    """Example indices, endlessly, in shuffled passes: in each pass example
+    ``i`` appears ``len(weights) * weights[i] / sum(weights)`` times, rounded
+    up or down at random (so equal weights give plain epochs, each example
+    exactly once per pass). Unlike independent draws, no example goes unseen
+    for long by chance, which matters when a few examples must be memorised."""
+    share = torch.tensor(weights, dtype=torch.float64)
+    if len(share) == 0 or not (share >= 0).all() or share.sum() <= 0:
+        raise ValueError("weights must be non-negative with a positive sum")
+    share = share / share.sum() * len(share)
+    while True:
+        counts = torch.floor(share + torch.rand(len(share), generator=generator, dtype=torch.float64)).long()
+        uses = torch.repeat_interleave(torch.arange(len(share)), counts)
+        yield from uses[torch.randperm(len(uses), generator=generator)].tolist()
+
+
 def sft_train(
     model: torch.nn.Module,
     samples: list[Sample],
@@ -140,13 +156,18 @@ def sft_train(
     log: Callable[[int, dict[str, float]], None] | None = None,
     all_reduce: Callable[[torch.Tensor], torch.Tensor] | None = None,
     weights: Sequence[float] | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
 ) -> tuple[int, float]:
     """Cross-entropy on the response tokens of ``samples`` (token mean per
     optimizer step), AdamW with linear warmup and cosine decay, for
-    ``epochs * len(samples) / batch_size`` steps. Batches are drawn in
-    proportion to ``weights`` (one per sample) when given, else as plain
-    epochs. Returns ``(optimizer steps, last loss)``. ``all_reduce``
-    averages gradients across data-parallel ranks when given."""
+    ``epochs * len(samples) / batch_size`` steps. Batches are cut from
+    :func:`weighted_passes` over ``weights`` (one per sample; none = plain
+    epochs). Returns ``(optimizer steps, last loss)``. ``all_reduce``
+    averages gradients across data-parallel ranks when given.
+
+    ``optimizer`` (over the model's trainable parameters) is used instead of
+    a fresh AdamW and keeps its moments afterwards; its learning rates and
+    weight decay are set for the warm start and restored at the end."""
     if not samples:
         return 0, float("nan")
     gen = torch.Generator().manual_seed(seed)
@@ -154,23 +175,24 @@ def sft_train(
     total = max(1, int(round(cfg.epochs * steps_per_epoch)))
     warmup = max(1, int(cfg.warmup_ratio * total))
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warmup, 0.5 * (1 + math.cos(math.pi * min(1.0, s / total)))),
-    )
+    opt = optimizer or torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
+    saved = [(g["lr"], g["weight_decay"]) for g in opt.param_groups]
+    for g in opt.param_groups:
+        g["weight_decay"] = cfg.weight_decay
+
+    def set_lr(s: int) -> float:
+        value = lr * min((s + 1) / warmup, 0.5 * (1 + math.cos(math.pi * min(1.0, s / total))))
+        for g in opt.param_groups:
+            g["lr"] = value
+        return value
+
     model.train()
-    order: list[int] = []
+    order = weighted_passes(weights if weights is not None else [1.0] * len(samples), gen)
     loss_value = float("nan")
     t0 = time.perf_counter()
-    probs = torch.tensor(weights, dtype=torch.float64) if weights is not None else None
     for step in range(total):
-        if probs is not None:  # draws in proportion to the weights
-            batch = [samples[i] for i in torch.multinomial(probs, cfg.batch_size, True, generator=gen).tolist()]
-        else:  # epochs: every example once per pass
-            if len(order) < cfg.batch_size:
-                order += torch.randperm(len(samples), generator=gen).tolist()
-            batch = [samples[i] for i in order[: cfg.batch_size]]
-            del order[: cfg.batch_size]
+        current_lr = set_lr(step)
+        batch = [samples[next(order)] for _ in range(cfg.batch_size)]
         den = Denominators(tokens=float(sum(sum(s.loss_mask) for s in batch)), seqs=float(len(batch)))
         opt.zero_grad(set_to_none=True)
         total_loss = 0.0
@@ -187,9 +209,9 @@ def sft_train(
                     all_reduce(p.grad)
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
-        sched.step()
         loss_value = total_loss
         if log is not None and (step % 20 == 0 or step == total - 1):
-            log(step, {"sft/loss": loss_value, "sft/lr": sched.get_last_lr()[0],
-                       "sft/seconds": time.perf_counter() - t0})
+            log(step, {"sft/loss": loss_value, "sft/lr": current_lr, "sft/seconds": time.perf_counter() - t0})
+    for g, (group_lr, decay) in zip(opt.param_groups, saved, strict=True):
+        g["lr"], g["weight_decay"] = group_lr, decay
     return total, loss_value
