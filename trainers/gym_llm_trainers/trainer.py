@@ -798,6 +798,7 @@ class Trainer:
 
         steps, loss = sft_train(self.model, samples, sc, lr=self.sft_lr, pad_id=self.pad_id, seed=rank_seed,
                                 token_budget=self.tc.micro_batch_tokens, all_reduce=all_reduce, weights=weights,
+                                optimizer=self.opt if sc.keep_optimizer_state else None,
                                 log=lambda i, m: log.info("warm start step %d: %s", i, _fmt(m)))
         self._sync_engine()
         return SFTReport(len(samples), skipped, steps, loss, time.perf_counter() - t0)
