@@ -58,9 +58,10 @@ class SFTConfig:
                                     "scratch on few examples generalises better with some).")
     max_seq_tokens: int = knob(1024, "Longer examples are dropped (the warm start keeps memory flat).")
     keep_optimizer_state: bool = knob(
-        True, "Run the warm start on the RL optimizer, so RL starts from its AdamW moments. A fresh "
-        "Adam's first steps move every weight by the full learning rate whatever its gradient, "
-        "which undoes much of a small model's warm start; false = a separate AdamW for the warm start.")
+        True, "Run the warm start on the RL optimizer (its trainer.adam_betas), so RL starts from its "
+        "AdamW moments. A fresh Adam's first steps move every weight by the full learning rate "
+        "whatever its gradient, which undoes much of a small model's warm start; false = a "
+        "separate AdamW for the warm start.")
 
 
 @dataclass
