@@ -145,7 +145,8 @@ def test_short_grpo_run_learns_the_toy_task(run_dir):
     # a random-init model spreads its mass over 4096 tokens: a high learning rate makes
     # the vowel-heavy tokens win within a dozen steps
     tr = make_trainer(run_dir, "trainer.total_steps=12", "trainer.num_groups=8", "trainer.lr=3e-2",
-                      "trainer.eval_every=6", "trainer.eval_tasks=16", "trainer.eval_temperature=1.0")
+                      "trainer.eval_every=6", "trainer.eval_tasks=16", "trainer.eval_temperature=1.0",
+                      "policy.max_batch_size=1")
     tr.train()
     rows = read_metrics(run_dir)
     train = [r["reward/mean"] for r in rows if "reward/mean" in r]
