@@ -19,7 +19,7 @@ import math
 import torch
 from _common import header  # noqa: I001  (benchmarks/ is the script dir)
 from gym_llm_trainers.batching import collate
-from gym_llm_trainers.config import EnvEntry, ModelConfig, SFTConfig
+from gym_llm_trainers.config import EnvEntry, ModelConfig, SFTConfig, TrainerConfig
 from gym_llm_trainers.losses import Denominators, aggregate
 from gym_llm_trainers.modeling import forward_logprobs, load_policy_model, load_tokenizer
 from gym_llm_trainers.sft import reference_examples, sft_train
@@ -48,14 +48,15 @@ def main() -> None:
             logp, _ = forward_logprobs(model, batch)
         return sum(math.exp(float(row.sum())) for row in batch.rows(logp)) / len(samples)
 
+    betas = tuple(TrainerConfig().adam_betas)  # the RL optimizer's, as the trainer builds it
     rows = {}
     for carried in (True, False):
         model = load_policy_model(mc, "cpu")
-        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.99))
+        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=betas)
         sft_train(model, samples, SFTConfig(epochs=args.sft_epochs), lr=3e-3, pad_id=tok.pad_token_id,
                   seed=0, token_budget=8192, optimizer=opt)
         if not carried:
-            opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.99))
+            opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=betas)
         curve = [gold_probability(model)]
         for _ in range(args.steps):
             model.train()

@@ -25,7 +25,7 @@ import logging
 import math
 import os
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -782,7 +782,7 @@ class Trainer:
             self.entries, self.chat, eos, sc.examples_per_env, seed=self.tc.seed,
             max_tokens=sc.max_seq_tokens)
         # batches mix the envs as the rollouts will: env share = its mixture probability
-        counts = {n: sources.count(n) for n in set(sources)}
+        counts = Counter(sources)
         weights = [self.probs[n] / counts[n] for n in sources]
         log.info("warm start: %d verified reference answers (%.1fs); skipped per env: %s",
                  len(samples), time.perf_counter() - t0, skipped)
