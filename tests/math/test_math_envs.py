@@ -42,6 +42,25 @@ def test_difficulty_zero_arithmetic_is_one_digit_addition_or_subtraction():
         assert int(task.answer) == (a + b if op == "+" else a - b) >= 0
 
 
+def test_place_value_rung_is_two_digit_plus_one_digit_without_carrying():
+    env = gym_llm.make("math/Arithmetic-v0", difficulty=0.1).unwrapped
+    seen = {}
+    for split, n in (("train", 3000), ("heldout", 500)):
+        for i in range(n):
+            task = env.task_set.get(split, i)
+            m = re.fullmatch(r"What is ([1-9]\d) \+ ([1-9])\?", task.prompt)
+            assert m, task.prompt
+            a, b = int(m[1]), int(m[2])
+            assert a % 10 + b <= 9 and int(task.answer) == a + b
+            seen.setdefault(split, set()).add((a, b))
+    # the whole space (9 tens x 45 digit sums) is reachable, split by content
+    assert len(seen["train"] | seen["heldout"]) == 9 * 45
+    assert not seen["train"] & seen["heldout"]
+    # every digit sum of a held-out problem also occurs in train (with other tens)
+    train_sums = {(a % 10, b) for a, b in seen["train"]}
+    assert {(a % 10, b) for a, b in seen["heldout"]} <= train_sums
+
+
 def test_difficulty_scales_the_problems():
     def mean_numbers(difficulty):
         env = gym_llm.make("math/Arithmetic-v0", difficulty=difficulty).unwrapped

@@ -133,7 +133,8 @@ class ProceduralMathEnv(MathEnv):
 
 class ArithmeticEnv(ProceduralMathEnv):
     """Procedural integer, fraction and decimal arithmetic: difficulty 0 is
-    one-digit addition/subtraction; higher adds digits (up to 4), operators
+    one-digit addition/subtraction; 0.05-0.15 a two-digit number plus a
+    one-digit one without carrying; higher adds digits (up to 4), operators
     (×, ÷), nesting (up to 4 operators), fractions (from 0.6) and decimals
     (from 0.75)."""
 

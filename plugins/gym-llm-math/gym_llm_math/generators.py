@@ -3,7 +3,9 @@
 Each is deterministic in ``rng``; ``difficulty`` in [0, 1] scales the size of
 numbers, the number of steps and the kinds of problems. Difficulty 0 is
 deliberately easy (one-digit addition and subtraction, one-step equations and
-word problems) so that a tiny model can learn from it. Every draft's
+word problems) so that a tiny model can learn from it; just above it, arithmetic
+is place value (two-digit plus one-digit without carrying), the easiest rung
+whose held-out problems a tiny model can solve by what it learnt on train. Every draft's
 ``answer`` is a string whose ``\\boxed{answer}`` earns full reward, and it
 never appears verbatim in the prompt (the answer must not leak through the
 observation, not even by coincidence).
@@ -95,6 +97,9 @@ def _operand(rng: random.Random, digits: int, kinds: list[str]) -> tuple[Fractio
     return value, str(value), kind
 
 
+#: (units digit, one-digit addend) pairs whose sum stays a single digit.
+_NO_CARRY_PAIRS = [(u, b) for u in range(9) for b in range(1, 10 - u)]
+
 _Node = tuple[Fraction, str, int]  # value, text, precedence of its top operator (3: a number)
 
 
@@ -139,12 +144,21 @@ def _expression(
 def _arithmetic(rng: random.Random, difficulty: float) -> Draft | None:
     """Integer, fraction and decimal arithmetic; more digits, operators and
     nesting as difficulty grows."""
-    if difficulty < 0.15:  # the easy floor: a + b or a - b with one digit, never negative
+    if difficulty < 0.05:  # the easy floor: a + b or a - b with one digit, never negative
         a, b = rng.randint(0, 9), rng.randint(0, 9)
         if rng.random() < 0.5:
             return Draft(f"What is {a} + {b}?", str(a + b), {"kind": "add"})
         a, b = max(a, b), min(a, b)
         return Draft(f"What is {a} - {b}?", str(a - b), {"kind": "subtract"})
+    if difficulty < 0.15:
+        # Place value: a two-digit number plus a one-digit one, no carrying. The
+        # ~400 problems share their parts (the tens digit is copied, the units
+        # digit is one of 45 digit sums), so a held-out problem is a new
+        # combination of seen parts: unlike the ~100 digit facts of the floor,
+        # it can be learnt rather than only memorised.
+        units, b = rng.choice(_NO_CARRY_PAIRS)
+        a = 10 * rng.randint(1, 9) + units
+        return Draft(f"What is {a} + {b}?", str(a + b), {"kind": "add", "carry": False})
     digits = 1 + int(difficulty * 3.999)
     n_ops = 1 + int(difficulty * 3.5)
     ops = ["+", "-"] + (["×"] if difficulty >= 0.3 else []) + (["÷"] if difficulty >= 0.5 else [])
