@@ -83,7 +83,7 @@ class TrainerConfig:
     """The RL algorithm (GRPO by default, PPO with ``algorithm=ppo``) and the run loop."""
 
     algorithm: str = knob("grpo", "grpo | ppo.")
-    total_steps: int = knob(32, "RL updates (policy optimizer steps happen mu * num_minibatches times each).")
+    total_steps: int = knob(48, "RL updates (policy optimizer steps happen mu * num_minibatches times each).")
     seed: int = knob(0, "Seed of everything: model init, task draws, sampling. Per-step randomness is "
                         "derived from (seed, step, rank), so a resumed run replays the same draws.")
     resume: str = knob("auto", "auto: continue the latest checkpoint of the run dir if any; never; "
