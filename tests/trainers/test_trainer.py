@@ -157,6 +157,21 @@ def test_ppo_step_trains_policy_and_critic(run_dir):
     assert not torch.equal(head_before, tr.critic.head.weight)
 
 
+def test_lr_schedule_counts_rl_steps_whatever_the_optimizer_steps_per_step(run_dir):
+    """Warmup and decay are in RL steps: with two minibatches (two optimizer
+    steps per RL step) the schedule must not run at half speed, and each step
+    logs the learning rate it used."""
+    tr = make_trainer(run_dir, "trainer.num_minibatches=2", "trainer.warmup_steps=2", "trainer.lr_schedule=linear",
+                      "trainer.total_steps=4", "trainer.lr=1e-3", "trainer.dynamic_sampling=false")
+    used = []
+    for step in range(1, 5):
+        batch = tr.rollout(step)
+        tr.prepare(batch)
+        used.append(tr.update(batch, step)["lr"])
+    # step s: warm = min(1, s / 2), decay = 1 - (s - 1) / 4
+    assert used == pytest.approx([1e-3 * f for f in (0.5, 0.75, 0.5, 0.25)])
+
+
 def test_curriculum_is_applied_and_logged(run_dir):
     tr = make_trainer(run_dir, "trainer.curriculum.enabled=true", "trainer.curriculum.window=16",
                       "trainer.curriculum.target_success=0.9", "trainer.curriculum.success_threshold=0.99",

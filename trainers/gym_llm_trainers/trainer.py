@@ -195,9 +195,9 @@ class Trainer:
         ids = [e.id for e in self.entries.values()]
         return {n: (e.id if ids.count(e.id) == 1 else f"{e.id}#{n}") for n, e in self.entries.items()}
 
-    def _lr_factor(self, opt_step: int) -> float:
-        per_step = self.tc.mu * self.tc.num_minibatches
-        step = opt_step // per_step
+    def _lr_factor(self, step: int) -> float:
+        """Learning-rate multiplier of RL step ``step + 1`` (the scheduler steps
+        once per RL step, after all of its ``mu * num_minibatches`` optimizer steps)."""
         warm = min(1.0, (step + 1) / self.tc.warmup_steps) if self.tc.warmup_steps > 0 else 1.0
         frac = min(1.0, step / max(1, self.tc.total_steps))
         decay = {"constant": 1.0, "linear": 1.0 - frac, "cosine": 0.5 * (1 + math.cos(math.pi * frac))}
@@ -618,6 +618,7 @@ class Trainer:
                     if tc.max_grad_norm > 0:
                         torch.nn.utils.clip_grad_norm_(cparams, tc.max_grad_norm)
                     self.critic_opt.step()
+        lr = self.opt.param_groups[0]["lr"]  # this step's, before the scheduler moves on
         self.sched.step()
         n_tok = max(tokens_total, 1.0)
         out = {
@@ -628,7 +629,7 @@ class Trainer:
             "clip/high_fraction": sums["clip_high"] / n_tok,
             "kl/update": sums["kl_update"] / n_tok,
             "grad_norm": _mean(grad_norms),
-            "lr": self.sched.get_last_lr()[0],
+            "lr": lr,
             "batching/padding_fraction": _mean(pad_fracs),
             "batching/micro_batches": n_micro,
             "time/update": time.perf_counter() - t0,
