@@ -90,9 +90,11 @@ def run_one(path: Path, timeout_s: float, cwd: Path) -> BenchRun:
     load = os.getloadavg()[0]
     start = time.perf_counter()
     try:
+        # vLLM logs to stdout by default, and a benchmark's stdout is its Markdown section
+        env = {**os.environ, "VLLM_LOGGING_STREAM": "ext://sys.stderr"}
         proc = subprocess.run(
             [sys.executable, str(path)], cwd=cwd, capture_output=True, text=True,
-            timeout=timeout_s, errors="replace",
+            timeout=timeout_s, errors="replace", env=env,
         )
         code, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as e:

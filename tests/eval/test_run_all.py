@@ -24,6 +24,8 @@ def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
     _bench(bench, "broken", "import sys\nprint('partial line')\nsys.exit('boom: the verifier crashed')\n")
     _bench(bench, "hangs", "import time\ntime.sleep(60)\n")
     _bench(bench, "silent", "pass\n")
+    # vLLM's logs would land in the section: benchmarks get them sent to stderr
+    _bench(bench, "logs", "import os\nprint('## logs to', os.environ.get('VLLM_LOGGING_STREAM'))\n")
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
         [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--timeout", "5"],
@@ -35,6 +37,7 @@ def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
     assert "run_all.py --dir" in text
     assert "cores (`nproc`)" in text
     assert "- Date: 20" in text
+    assert "## logs to ext://sys.stderr" in text
     # layers first (by name prefix), then the others alphabetically
     order = ["## core", "## math_verify", "## trainer_vs_trl", "## broken", "## hangs", "## zeta"]
     positions = [text.index(section) for section in order]
