@@ -11,7 +11,6 @@ side by side, so each has the machine to itself.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 from _common import header
+from gym_llm_trainers.metrics import read_metrics
 
 TIME_LIMIT_S = 600
 MIN_RISE = 0.1
@@ -31,8 +31,7 @@ def run_demo(seed: int, run_dir: Path) -> tuple[float, list[dict]]:
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - t0
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    return wall, rows
+    return wall, read_metrics(run_dir)
 
 
 def main() -> None:

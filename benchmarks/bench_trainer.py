@@ -132,10 +132,6 @@ def _curve(rewards: list[float]) -> str:
     return f"{sum(rewards[:k]) / k:.3f} -> {sum(rewards[-k:]) / k:.3f}"
 
 
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=40)
@@ -160,7 +156,7 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     results = {name: {"completions": sum(r["completions"] for r in rs), "seconds": sum(r["seconds"] for r in rs),
-                      "rewards": [sum(step) / len(step) for step in zip(*(r["rewards"] for r in rs), strict=True)],
+                      "rewards": [statistics.mean(step) for step in zip(*(r["rewards"] for r in rs), strict=True)],
                       "per_seed": rs}
                for name, rs in runs.items()}
     anchor = results["TRL GRPOTrainer"]
@@ -175,10 +171,10 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---|---|---|")
     for name, r in results.items():
         rate = r["completions"] / r["seconds"]
-        means = [_mean(x["rewards"]) for x in r["per_seed"]]
+        means = [statistics.mean(x["rewards"]) for x in r["per_seed"]]
         spread = statistics.stdev(means) / math.sqrt(len(means)) if len(means) > 1 else float("nan")
         print(f"| {name} | {r['completions']} | {r['seconds']:.1f} | {rate:.1f} | {rate / anchor_rate:.2f}x |"
-              f" {_curve(r['rewards'])} | {_mean(means):.3f} +- {spread:.3f} | {', '.join(f'{m:.3f}' for m in means)} |")
+              f" {_curve(r['rewards'])} | {statistics.mean(means):.3f} +- {spread:.3f} | {', '.join(f'{m:.3f}' for m in means)} |")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
 
