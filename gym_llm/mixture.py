@@ -155,8 +155,9 @@ class Mixture:
         return list(self._names)
 
     def env_id(self, entry: str) -> str:
-        """The environment id of ``entry``."""
-        return self._ids[entry]
+        """The environment id of ``entry`` (a name that is no entry is taken
+        to be an env id itself, as in a plain ``{id: weight}`` mixture)."""
+        return self._ids.get(entry, entry)
 
     @property
     def env_ids(self) -> list[str]:

@@ -7,10 +7,11 @@ its environment is ready, so requests from episodes at different turns reach
 the policy together and the policy batches whatever is pending; nothing
 waits for the slowest environment. Episodes queue for free slots.
 
-Groups: ``num_groups`` tasks, each sampled ``group_size`` times. A group
-draws its environment id from the mixture and a reset seed from a generator
-seeded with ``seed``; its members reset with that seed, which gives the same
-task (the environment determinism contract). The group id is
+Groups: ``num_groups`` tasks, each sampled ``group_size`` times, planned by
+:meth:`gym_llm.mixture.Mixture.plan_groups`: the groups' environments are
+allocated from the mixture with low variance and their reset seeds drawn,
+both from ``step_rng(seed)``; a group's members reset with its seed, which
+gives the same task (the environment determinism contract). The group id is
 ``"{seed}-{group index}"``; pass a different ``seed`` per training step.
 """
 
@@ -23,26 +24,14 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
-from ..policies.base import Generation, GenerationRequest, Policy, SamplingParams, run_sync
+from ..aio import run_sync
+from ..chat import ChatFormat
+from ..mixture import EpisodeSpec, Mixture
+from ..policies.base import Generation, GenerationRequest, Policy, SamplingParams
 from ..vector import VectorLLMEnv, make_vec
-from .chat import ChatFormat
 from .trajectory import Trajectory
 
 __all__ = ["EpisodeSpec", "RolloutStats", "plan_groups", "collect", "acollect"]
-
-
-@dataclass(frozen=True)
-class EpisodeSpec:
-    """One episode to run: ``env_id``, the reset ``seed`` and ``options``
-    (e.g. ``{"task_index": i}``), its ``group_id`` and ``sample_index``."""
-
-    env_id: str
-    seed: int | None = None
-    options: Mapping[str, Any] | None = None
-    group_id: str = ""
-    sample_index: int = 0
 
 
 @dataclass
@@ -64,25 +53,12 @@ class RolloutStats:
 
 
 def plan_groups(
-    mixture: Mapping[str, float], num_groups: int, group_size: int, seed: int = 0,
+    mixture: str | Sequence[str] | Mapping[str, float] | Mixture, num_groups: int, group_size: int,
+    seed: int = 0,
 ) -> list[EpisodeSpec]:
-    """``num_groups * group_size`` specs, group-major: each group's env id is
-    drawn from ``mixture`` and its reset seed from ``default_rng(seed)``."""
-    if num_groups < 0 or group_size < 1:
-        raise ValueError("num_groups must be >= 0 and group_size >= 1")
-    ids = list(mixture)
-    probs = np.array([mixture[i] for i in ids], dtype=float)
-    probs = probs / probs.sum()
-    rng = np.random.default_rng(seed)
-    specs = []
-    for g in range(num_groups):
-        env_id = ids[int(rng.choice(len(ids), p=probs))] if len(ids) > 1 else ids[0]
-        task_seed = int(rng.integers(2**31 - 1))
-        specs.extend(
-            EpisodeSpec(env_id, seed=task_seed, group_id=f"{seed}-{g}", sample_index=k)
-            for k in range(group_size)
-        )
-    return specs
+    """``num_groups * group_size`` specs, group-major, with group ids
+    ``"{seed}-{g}"`` (:meth:`Mixture.plan_groups` with ``step_rng(seed)``)."""
+    return Mixture.of(mixture).plan_groups(num_groups, group_size, seed=seed, group_prefix=f"{seed}-")
 
 
 def _turn_seed(seed: int, spec: EpisodeSpec, turn: int) -> int:
@@ -165,7 +141,8 @@ class _Runner:
     async def _play(self, slot: int, ep: _Episode) -> None:
         t, spec, fmt = ep.traj, ep.spec, self.fmt
         obs, info = await self._env(self.vec.areset_at(
-            slot, env_id=spec.env_id, seed=spec.seed, options=dict(spec.options) if spec.options else None))
+            slot, env_id=spec.env_id, entry=spec.entry or None, seed=spec.seed,
+            options=dict(spec.options) if spec.options else None))
         t.task_id = str(info.get("task_id", ""))
         t.split = info.get("split", self.vec.split)
         t.difficulty = float(info.get("difficulty") or 0.0)
@@ -298,12 +275,8 @@ async def acollect(
     if episodes is None:
         if num_groups is None:
             raise ValueError("pass num_groups (with group_size) or episodes")
-        mixture = envs.mixture if isinstance(envs, VectorLLMEnv) else None
-        if mixture is None:
-            from ..vector import normalize_mixture
-
-            mixture = normalize_mixture(envs)  # type: ignore[arg-type]
-        episodes = plan_groups(mixture, num_groups, group_size, seed)
+        mixture = envs.mixture if isinstance(envs, VectorLLMEnv) else envs
+        episodes = plan_groups(mixture, num_groups, group_size, seed)  # type: ignore[arg-type]
     episodes = list(episodes)
     if own_vec:
         vec = make_vec(envs, num_envs=num_envs or max(1, len(episodes)), seed=seed, split=split,  # type: ignore[arg-type]
