@@ -56,9 +56,9 @@ def pick_mixture() -> dict[str, float]:
 
 
 def bench_prompts(tokenizer, n: int) -> list[list[int]]:
-    from gym_llm.policies.base import encode_chat
+    from gym_llm.chat import ChatFormat
 
-    return [encode_chat(tokenizer, [{"role": "user", "content": f"Question {i}: what is {i} + {2 * i}?"}])
+    return [ChatFormat(tokenizer).prompt_ids([{"role": "user", "content": f"Question {i}: what is {i} + {2 * i}?"}])
             for i in range(n)]
 
 

@@ -12,7 +12,6 @@ contract, so every environment reports the same keys.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 import gymnasium
 from gymnasium.error import ResetNeeded
 
+from .aio import run_sync
 from .parsing import message_text
 from .rewards import RewardFn, RewardResult, as_result, call_reward
 from .spaces import AssistantTurn, ChatMessages
@@ -134,7 +134,7 @@ class LLMEnv(gymnasium.Env[list, Any]):
         self.messages: list[dict[str, Any]] = []
         self.turn = 0
         self.done = True
-        self._sync_loop: asyncio.AbstractEventLoop | None = None
+        self._sync_runner: asyncio.Runner | None = None
 
     # ------------------------------------------------------------------ hooks
     @property
@@ -156,22 +156,16 @@ class LLMEnv(gymnasium.Env[list, Any]):
         anything the model can write. By default runs :meth:`arespond`."""
         if type(self).arespond is LLMEnv.arespond:
             raise NotImplementedError(f"{type(self).__name__} implements neither respond nor arespond")
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            # one loop per env for all its sync steps: asyncio.run's set-up and
-            # tear-down would cost more than a typical tool call
-            if self._sync_loop is None or self._sync_loop.is_closed():
-                self._sync_loop = asyncio.new_event_loop()
-            return self._sync_loop.run_until_complete(self.arespond(message))
-        # Called synchronously from inside a running loop: run on a private loop
-        # in a worker thread rather than deadlock the caller's loop.
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, self.arespond(message)).result()
+        # one loop per env for all its sync steps: a fresh loop's set-up and
+        # tear-down would cost more than a typical tool call
+        if self._sync_runner is None:
+            self._sync_runner = asyncio.Runner()
+        return run_sync(self.arespond(message), self._sync_runner)
 
     def close(self) -> None:
-        if self._sync_loop is not None and not self._sync_loop.is_closed():
-            self._sync_loop.close()
+        if self._sync_runner is not None:
+            self._sync_runner.close()
+            self._sync_runner = None
         super().close()
 
     async def arespond(self, message: dict[str, Any]) -> Turn:

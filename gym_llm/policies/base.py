@@ -24,6 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
+from ..aio import run_sync
+from ..chat import ChatFormat
+
 __all__ = [
     "SamplingParams", "GenerationRequest", "Generation", "Policy", "BasePolicy", "stop_token_ids",
 ]
@@ -162,7 +165,7 @@ class BasePolicy:
         if prompt and isinstance(prompt[0], dict):
             ids = None
             if self.tokenizer is not None:
-                ids = encode_chat(self.tokenizer, prompt)
+                ids = ChatFormat(self.tokenizer).prompt_ids(prompt)
             return GenerationRequest(prompt_token_ids=ids, messages=list(prompt), params=params)
         return GenerationRequest(prompt_token_ids=[int(t) for t in prompt], params=params)
 
@@ -222,34 +225,3 @@ class EngineThreadPolicy(BasePolicy):
             self._inbox.put(None)
             self._worker.join(timeout=60)
         self._worker = None
-
-
-def encode_chat(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> list[int]:
-    """Token ids of the chat template's rendering of ``messages`` with the
-    generation prompt (rendered to text, then encoded without extra specials,
-    as the rollout engine does)."""
-    text = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
-
-
-def run_sync(coro: Any) -> Any:
-    """Run ``coro`` to completion from synchronous code; inside a running
-    event loop (a notebook) it runs on a private loop in a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    result: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            result["value"] = asyncio.run(coro)
-        except BaseException as e:  # re-raised in the caller's thread
-            result["error"] = e
-
-    t = threading.Thread(target=target, name="gym_llm-run_sync")
-    t.start()
-    t.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]

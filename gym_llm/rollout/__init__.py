@@ -9,7 +9,7 @@ token-exact trajectories.
     write_jsonl(trajs, "rollouts.jsonl")
 """
 
-from .chat import ChatFormat
+from ..chat import ChatFormat
 from .engine import EpisodeSpec, RolloutStats, acollect, collect, plan_groups
 from .trajectory import Trajectory, append_jsonl, read_jsonl, write_jsonl
 

@@ -9,8 +9,9 @@ import time
 import pytest
 import torch
 
+from gym_llm.chat import ChatFormat
 from gym_llm.policies import HFPolicy, SamplingParams, make_policy
-from gym_llm.policies.base import GenerationRequest, encode_chat
+from gym_llm.policies.base import GenerationRequest
 from gym_llm.policies.hf import pick_attn_implementation, sample_logits
 
 from .conftest import processed_logprobs
@@ -20,7 +21,7 @@ GREEDY = SamplingParams(temperature=0, max_new_tokens=12, ignore_eos=True)
 
 def chats(tokenizer):
     texts = ["Hi", "What is 1234 + 5678? Think step by step and box the answer.", "Name three rivers of Europe."]
-    return [encode_chat(tokenizer, [{"role": "user", "content": t}]) for t in texts]
+    return [ChatFormat(tokenizer).prompt_ids([{"role": "user", "content": t}]) for t in texts]
 
 
 def test_batching_and_joining_change_no_result(base_model, tiny_tokenizer):

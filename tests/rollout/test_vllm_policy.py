@@ -9,8 +9,9 @@ import time
 import pytest
 import torch
 
+from gym_llm.chat import ChatFormat
 from gym_llm.policies import HFPolicy, SamplingParams
-from gym_llm.policies.base import GenerationRequest, encode_chat
+from gym_llm.policies.base import GenerationRequest
 from gym_llm.rollout import collect
 
 from .conftest import processed_logprobs
@@ -26,7 +27,7 @@ GREEDY = SamplingParams(temperature=0, max_new_tokens=24, ignore_eos=True)
 
 
 def prompts(tokenizer):
-    return [encode_chat(tokenizer, m) for m in PROMPTS]
+    return [ChatFormat(tokenizer).prompt_ids(m) for m in PROMPTS]
 
 
 def assert_same_generations(a, b, atol=1e-4):

@@ -12,7 +12,7 @@ from trainer_support import HERE  # noqa: F401  (registers the test/* envs)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from gym_llm.models import tiny_model_path
-from gym_llm.rollout.chat import ChatFormat
+from gym_llm.chat import ChatFormat
 
 
 def _setup():
