@@ -63,6 +63,21 @@ class EnvSpec:
             obj = getattr(obj, part)
         return obj
 
+    def accepts(self, kwarg: str) -> bool:
+        """Whether the environment takes keyword ``kwarg``: one of its default
+        kwargs, or a keyword its entry point declares (not one swallowed by
+        ``**kwargs``). How a run finds the envs its ``sandbox`` config applies to."""
+        if kwarg in self.kwargs:
+            return True
+        import inspect
+
+        try:
+            params = inspect.signature(self.resolve()).parameters
+        except (TypeError, ValueError):
+            return False
+        p = params.get(kwarg)
+        return p is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+
 
 def _gymnasium_entry(env_id: str, **kwargs: Any) -> LLMEnv:
     return make(env_id, **kwargs)

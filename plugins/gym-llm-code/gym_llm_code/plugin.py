@@ -16,6 +16,7 @@ COMMON_DEFAULTS: dict[str, Any] = {
     "reward": "passed",
     "test_timeout_s": 2.0,
     "time_budget_s": 10.0,
+    "sandbox": None,  # overrides of the domain's SandboxPolicy (the Hydra `sandbox` group)
 }
 
 
@@ -47,6 +48,7 @@ def gym_llm_register(registry):
         reward="passed",
         test_timeout_s=2.0,
         time_budget_s=10.0,
+        sandbox=None,
     )
 
 
