@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import EngineThreadPolicy, Generation, SamplingParams, stop_token_ids
+from . import base
+from .base import EngineThreadPolicy, Generation, SamplingParams
 
 __all__ = ["HFPolicy", "pick_attn_implementation", "sample_logits"]
 
@@ -149,7 +150,8 @@ class HFPolicy(EngineThreadPolicy):
             tokenizer = AutoTokenizer.from_pretrained(
                 str(tokenizer or model.name_or_path), trust_remote_code=trust_remote_code)
         self.tokenizer = tokenizer
-        self.stop_token_ids = tuple(stop_token_ids) if stop_token_ids else stop_token_ids_of(model, tokenizer)
+        self.stop_token_ids = tuple(stop_token_ids) if stop_token_ids else \
+            base.stop_token_ids(tokenizer, getattr(model, "generation_config", None))
         if not self.stop_token_ids:
             raise ValueError("no stop token: pass stop_token_ids or use a tokenizer with an EOS token")
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]
@@ -305,6 +307,3 @@ class HFPolicy(EngineThreadPolicy):
 def _params_key(p: SamplingParams) -> tuple:
     return (p.temperature, p.top_p, p.top_k)
 
-
-def stop_token_ids_of(model: Any, tokenizer: Any) -> tuple[int, ...]:
-    return stop_token_ids(tokenizer, getattr(model, "generation_config", None))

@@ -29,7 +29,8 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .base import EngineThreadPolicy, Generation, SamplingParams, stop_token_ids
+from . import base
+from .base import EngineThreadPolicy, Generation, SamplingParams
 
 __all__ = ["VLLMPolicy"]
 
@@ -77,7 +78,7 @@ class VLLMPolicy(EngineThreadPolicy):
                 gen_config = GenerationConfig.from_pretrained(path)
             except OSError:
                 gen_config = None
-            self.stop_token_ids = stop_token_ids_of(tokenizer, gen_config)
+            self.stop_token_ids = base.stop_token_ids(tokenizer, gen_config)  # the argument shadows the name
         threads = torch.get_num_threads()
         self.llm = vllm.LLM(
             model=path, tokenizer=path, dtype=dtype, seed=seed,
@@ -208,6 +209,3 @@ class VLLMPolicy(EngineThreadPolicy):
                 pass  # already down
             self.llm = None
 
-
-def stop_token_ids_of(tokenizer: Any, generation_config: Any) -> tuple[int, ...]:
-    return stop_token_ids(tokenizer, generation_config)
