@@ -15,7 +15,10 @@ from fractions import Fraction
 
 from gym_llm.parsing import last_boxed
 
-__all__ = ["PlainNumber", "extract_gold", "plain_number", "compare_numbers", "is_multi_valued", "is_single_value"]
+__all__ = [
+    "PlainNumber", "extract_gold", "plain_number", "compare_numbers", "is_multi_valued", "is_single_value",
+    "format_number",
+]
 
 #: Longer digit strings are left to math-verify (bounded by its timeout):
 #: converting them exactly here could take quadratic time.
@@ -78,21 +81,31 @@ class PlainNumber:
         if not self.percent:
             return [self]
         hundredth = self.value / 100
-        return [PlainNumber(self.value, self.canonical), PlainNumber(hundredth, _canonical(hundredth))]
+        return [PlainNumber(self.value, self.canonical), PlainNumber(hundredth, format_number(hundredth))]
 
 
-def _canonical(value: Fraction) -> str:
+def format_number(value: Fraction, max_decimal_denominator: int | None = None) -> str:
+    """An exact number as an answer string: ``12``, ``-3.75``, ``\\frac{7}{12}``.
+
+    A terminating decimal (denominator ``2^a 5^b``) is written as a decimal,
+    digit for digit, when its denominator is at most ``max_decimal_denominator``
+    (``None``: any); every other fraction as ``\\frac``. How a parsed answer
+    is shown to math-verify (as written) and, with a bound, how generated
+    tasks write their answers (no long decimals)."""
     if value.denominator == 1:
         return str(value.numerator)
     den = value.denominator
-    # A terminating decimal (denominator 2^a 5^b) is shown as one, as written.
     for p in (2, 5):
         while den % p == 0:
             den //= p
-    if den == 1:
-        text = format(Decimal(value.numerator) / Decimal(value.denominator), "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
     sign = "-" if value < 0 else ""
+    if den == 1 and (max_decimal_denominator is None or value.denominator <= max_decimal_denominator):
+        whole, rest = divmod(abs(value.numerator), value.denominator)
+        digits = 0
+        while rest * 10**digits % value.denominator:
+            digits += 1
+        frac = str(rest * 10**digits // value.denominator).rjust(digits, "0")
+        return f"{sign}{whole}.{frac}"
     return f"{sign}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
 
 
@@ -158,7 +171,7 @@ def _plain_number(text: str) -> PlainNumber | None:
             return None
     if g["sign"] in ("-", "\u2212"):
         value = -value
-    return PlainNumber(value, _canonical(value), percent=bool(g["pct"]))
+    return PlainNumber(value, format_number(value), percent=bool(g["pct"]))
 
 
 #: Two decimals closer than this (relative) may be equal after math-verify's

@@ -20,31 +20,18 @@ from fractions import Fraction
 
 from gym_llm import Draft
 
-__all__ = ["arithmetic", "algebra", "word_problems", "format_number", "GENERATORS"]
+from .answers import format_number
+
+__all__ = ["arithmetic", "algebra", "word_problems", "GENERATORS"]
 
 #: Redraws allowed when a draft is rejected (answer visible in the prompt,
 #: division by zero, ...). Rejections are rare, so this is never reached.
 _MAX_REDRAWS = 200
 
 
-def format_number(value: Fraction) -> str:
-    """An exact number as an answer string: ``12``, ``-3.75``, ``\\frac{7}{12}``."""
-    if value.denominator == 1:
-        return str(value.numerator)
-    den = value.denominator
-    for p in (2, 5):
-        while den % p == 0:
-            den //= p
-    if den == 1 and value.denominator <= 10_000:
-        sign = "-" if value < 0 else ""
-        whole, rest = divmod(abs(value.numerator), value.denominator)
-        digits = 0
-        while rest * 10**digits % value.denominator:
-            digits += 1
-        frac = str(rest * 10**digits // value.denominator).rjust(digits, "0")
-        return f"{sign}{whole}.{frac}"
-    sign = "-" if value < 0 else ""
-    return f"{sign}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
+def _answer(value: Fraction) -> str:
+    """A generated task's answer: decimals up to 4 places, else ``\\frac``."""
+    return format_number(value, max_decimal_denominator=10_000)
 
 
 def _leaks(answer: str, prompt: str) -> bool:
@@ -92,7 +79,7 @@ def _operand(rng: random.Random, digits: int, kinds: list[str]) -> tuple[Fractio
         return value, f"{value.numerator}/{value.denominator}", kind
     if kind == "decimal":
         value = Fraction(rng.randint(1, 10**digits * 10 - 1), rng.choice([10, 100]))
-        return value, format_number(value), kind
+        return value, _answer(value), kind
     value = Fraction(rng.randint(1 if digits == 1 else 10 ** (digits - 1), 10**digits - 1))
     return value, str(value), kind
 
@@ -172,7 +159,7 @@ def _arithmetic(rng: random.Random, difficulty: float) -> Draft | None:
     value, text, _ = node
     if abs(value.numerator) > 10 ** (2 * digits + 2) or value.denominator > 1000:
         return None
-    return Draft(f"Compute {text}.", format_number(value), {"kind": "expression", "operators": n_ops})
+    return Draft(f"Compute {text}.", _answer(value), {"kind": "expression", "operators": n_ops})
 
 
 arithmetic = _redraw(_arithmetic)
@@ -231,7 +218,7 @@ def _linear(rng: random.Random, difficulty: float) -> Draft:
     k = rng.randint(-big, big)
     x = Fraction(k, a - c) if difficulty >= 0.7 else Fraction(k)
     e = (a - c) * x + b
-    return Draft(f"Solve for x: {_poly([a, b])} = {_poly([c, int(e)])}.", format_number(x), {"kind": "linear"})
+    return Draft(f"Solve for x: {_poly([a, b])} = {_poly([c, int(e)])}.", _answer(x), {"kind": "linear"})
 
 
 def _expand(rng: random.Random, difficulty: float) -> Draft:
@@ -349,9 +336,9 @@ def _shopping(rng: random.Random, difficulty: float, steps: int) -> Draft | None
         if bill is None:
             return None
         text += f" {name} pays with a ${bill} bill. How many dollars of change does {name} get?"
-        return Draft(text, format_number(bill - total), {"kind": "shopping", "unit": "dollars"})
+        return Draft(text, _answer(bill - total), {"kind": "shopping", "unit": "dollars"})
     text += f" How many dollars does {name} spend?"
-    return Draft(text, format_number(total), {"kind": "shopping", "unit": "dollars"})
+    return Draft(text, _answer(total), {"kind": "shopping", "unit": "dollars"})
 
 
 def _travel(rng: random.Random, difficulty: float, steps: int) -> Draft:
@@ -373,7 +360,7 @@ def _travel(rng: random.Random, difficulty: float, steps: int) -> Draft:
         question = f" How many kilometers from the start is {name} now?"
     else:
         question = f" How many kilometers does {name} travel?"
-    return Draft(text + question, format_number(dist), {"kind": "travel", "unit": "km"})
+    return Draft(text + question, _answer(dist), {"kind": "travel", "unit": "km"})
 
 
 def _recipe(rng: random.Random, difficulty: float, steps: int) -> Draft:
@@ -396,7 +383,7 @@ def _recipe(rng: random.Random, difficulty: float, steps: int) -> Draft:
         price = _price(rng, difficulty, 1, 3 + scale)
         return Draft(text + f" Each bag costs {_money(price)}. How many dollars does the flour for "
                      f"{wanted} people cost, buying whole bags only?",
-                     format_number(bags * price), {"kind": "recipe", "unit": "dollars"})
+                     _answer(bags * price), {"kind": "recipe", "unit": "dollars"})
     return Draft(text + f" How many bags are needed to cook for {wanted} people?",
                  str(bags), {"kind": "recipe", "unit": "bags"})
 
@@ -432,7 +419,7 @@ def _savings(rng: random.Random, difficulty: float, steps: int) -> Draft:
         extra = rng.randint(1, 5 + 5 * scale)
         text += f" A friend then gives {name} ${extra}."
         total += extra
-    return Draft(text + f" How many dollars does {name} have now?", format_number(total),
+    return Draft(text + f" How many dollars does {name} have now?", _answer(total),
                  {"kind": "savings", "unit": "dollars"})
 
 
