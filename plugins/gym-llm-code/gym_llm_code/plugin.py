@@ -20,36 +20,34 @@ COMMON_DEFAULTS: dict[str, Any] = {
 }
 
 
-@gym_llm.hookimpl
-def gym_llm_register(registry):
-    registry.register(
-        "code/PythonFunctions-v0",
+#: id -> (entry point, description, default kwargs)
+ENVIRONMENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "code/PythonFunctions-v0": (
         "gym_llm_code.envs:PythonFunctionsEnv",
-        description="Implement a Python function from its signature and examples; hidden fixed "
-                    "and randomized unit tests, run in nsjail, decide the reward",
-        **COMMON_DEFAULTS,
-    )
-    registry.register(
-        "code/Stdio-v0",
+        "Implement a Python function from its signature and examples; hidden fixed "
+        "and randomized unit tests, run in nsjail, decide the reward",
+        COMMON_DEFAULTS,
+    ),
+    "code/Stdio-v0": (
         "gym_llm_code.envs:StdioEnv",
-        description="Competitive-programming problems with stdin/stdout tests; answer in Python "
-                    "or C++ (g++ in nsjail), outputs compared token by token",
-        **COMMON_DEFAULTS,
-    )
-    registry.register(
-        "code/Dataset-v0",
+        "Competitive-programming problems with stdin/stdout tests; answer in Python "
+        "or C++ (g++ in nsjail), outputs compared token by token",
+        COMMON_DEFAULTS,
+    ),
+    "code/Dataset-v0": (
         "gym_llm_code.datasets:DatasetEnv",
-        description="Code datasets in HumanEval, MBPP or stdin/stdout format (.jsonl/.json/.parquet "
-                    "or a Hugging Face name), verified in nsjail; default: a bundled sample",
-        path=None,
-        format="auto",
-        max_turns=1,
-        tests="fixed",
-        reward="passed",
-        test_timeout_s=2.0,
-        time_budget_s=10.0,
-        sandbox=None,
-    )
+        "Code datasets in HumanEval, MBPP or stdin/stdout format (.jsonl/.json/.parquet "
+        "or a Hugging Face name), verified in nsjail; default: a bundled sample",
+        {"path": None, "format": "auto", "max_turns": 1, "tests": "fixed", "reward": "passed",
+         "test_timeout_s": 2.0, "time_budget_s": 10.0, "sandbox": None},
+    ),
+}
+
+
+@gym_llm.hookimpl
+def gym_llm_register(registry: Any) -> None:
+    for env_id, (entry_point, description, defaults) in ENVIRONMENTS.items():
+        registry.register(env_id, entry_point, description=description, **defaults)
 
 
 @gym_llm.hookimpl

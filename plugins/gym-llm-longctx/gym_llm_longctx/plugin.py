@@ -13,7 +13,7 @@ import gym_llm
 #: id -> (entry point, description, default kwargs). Defaults are the easy
 #: setting (difficulty 0, ``context_tokens=None``: 1024 prompt tokens, 2048
 #: document tokens for DocNavigator) so the default env is quick for tiny models.
-ENVS: dict[str, tuple[str, str, dict[str, Any]]] = {
+ENVIRONMENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "longctx/Needle-v0": (
         "gym_llm_longctx.envs:Needle",
         "Needle in a haystack sized in tokens: recall the magic number(s) of a key "
@@ -48,7 +48,7 @@ ENVS: dict[str, tuple[str, str, dict[str, Any]]] = {
 @gym_llm.hookimpl
 def gym_llm_register(registry: Any) -> None:
     """Register every ``longctx/*`` environment with its default kwargs."""
-    for env_id, (entry_point, description, defaults) in ENVS.items():
+    for env_id, (entry_point, description, defaults) in ENVIRONMENTS.items():
         registry.register(env_id, entry_point, description=description, **defaults)
 
 

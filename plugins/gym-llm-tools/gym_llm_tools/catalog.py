@@ -1,4 +1,4 @@
-"""The tool library of ``tool/FunctionCalling-v0``: 41 everyday tools, each a
+"""The tool library of ``tool/FunctionCalling-v0``: 43 everyday tools, each a
 typed Python signature with a docstring (turned into an OpenAI schema by the
 core's :func:`gym_llm.tools.function_schema`), plus the request templates and
 value pools that generate user requests for it.

@@ -10,32 +10,32 @@ from typing import Any
 
 import gym_llm
 
+#: id -> (entry point, description, default kwargs)
+ENVIRONMENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "tool/FunctionCalling-v0": (
+        "gym_llm_tools.function_calling:FunctionCallingEnv",
+        "Single-turn function calling over 43 everyday tools: single, multiple-choice and parallel calls",
+        {"difficulty": 0.5, "max_turns": 1},
+    ),
+    "tool/Orders-v0": (
+        "gym_llm_tools.orders.env:OrdersEnv",
+        "Multi-turn customer service in a stateful order world: policy rules, scripted customer, "
+        "database-state and required-facts reward",
+        {"difficulty": 0.5, "max_turns": 16},
+    ),
+    "tool/Shell-v0": (
+        "gym_llm_tools.shell:ShellEnv",
+        "Multi-turn file-system tasks through a bash tool in an nsjail sandbox session; "
+        "reward = target work-dir state",
+        {"difficulty": 0.5, "max_turns": 10},
+    ),
+}
+
 
 @gym_llm.hookimpl
 def gym_llm_register(registry: Any) -> None:
-    registry.register(
-        "tool/FunctionCalling-v0",
-        "gym_llm_tools.function_calling:FunctionCallingEnv",
-        description="Single-turn function calling over 43 everyday tools: single, multiple-choice and parallel calls",
-        difficulty=0.5,
-        max_turns=1,
-    )
-    registry.register(
-        "tool/Orders-v0",
-        "gym_llm_tools.orders.env:OrdersEnv",
-        description="Multi-turn customer service in a stateful order world: policy rules, scripted customer, "
-        "database-state and required-facts reward",
-        difficulty=0.5,
-        max_turns=16,
-    )
-    registry.register(
-        "tool/Shell-v0",
-        "gym_llm_tools.shell:ShellEnv",
-        description="Multi-turn file-system tasks through a bash tool in an nsjail sandbox session; "
-        "reward = target work-dir state",
-        difficulty=0.5,
-        max_turns=10,
-    )
+    for env_id, (entry_point, description, defaults) in ENVIRONMENTS.items():
+        registry.register(env_id, entry_point, description=description, **defaults)
 
 
 @gym_llm.hookimpl
