@@ -10,12 +10,13 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from ..jsonio import finite
 
 __all__ = ["Trajectory", "write_jsonl", "read_jsonl", "append_jsonl"]
 
@@ -114,8 +115,8 @@ class Trajectory:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict with exactly the dataclass fields."""
         d = dataclasses.asdict(self)
-        d["reward"] = _finite(d["reward"])
-        d["turn_rewards"] = [_finite(r) for r in d["turn_rewards"]]
+        d["reward"] = finite(d["reward"])
+        d["turn_rewards"] = finite(d["turn_rewards"])
         return d
 
     @classmethod
@@ -128,11 +129,6 @@ class Trajectory:
         if extra:
             traj.info = {**traj.info, **extra}
         return traj
-
-
-def _finite(x: float) -> float | None:
-    """JSON has no NaN/inf; such a reward is written as null."""
-    return x if isinstance(x, int | float) and math.isfinite(x) else None
 
 
 def _open(path: str | os.PathLike, mode: str, gz: bool | None = None) -> IO[str]:
