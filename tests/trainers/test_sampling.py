@@ -1,4 +1,4 @@
-"""Token-budget batching, mixture allocation, dynamic sampling, curriculum, checkpoints."""
+"""Token-budget batching, mixture configs, dynamic sampling, curriculum, checkpoints."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gym_llm_trainers.checkpoint import (
     save_checkpoint,
 )
 from gym_llm_trainers.config import CurriculumConfig, MixtureConfig, TrainerConfig, from_dict
-from gym_llm_trainers.sampling import Curriculum, allocate, step_rng, zero_variance_groups
+from gym_llm_trainers.sampling import Curriculum, zero_variance_groups
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,15 +71,6 @@ def test_collate_layout():
     assert mb.mask.tolist() == [[1, 1, 0, 0], [1, 0, 0, 1], [1, 0, 0, 0]]
     assert torch.allclose(mb.fields["lp"], torch.tensor([[-0.1, -0.2, 0, 0], [-1, 0, 0, -4], [-0.5, 0, 0, 0]]))
     assert [r.tolist() for r in mb.rows(mb.response_ids)] == [[4, 5], [6, 7, 8, 9], [8]]
-
-
-def test_allocate_is_low_variance_and_reproducible():
-    probs = {"a": 0.5, "b": 0.25, "c": 0.25}
-    draw = allocate(probs, 8, step_rng(0, 3))
-    assert sorted(draw) == ["a"] * 4 + ["b"] * 2 + ["c"] * 2
-    assert allocate(probs, 8, step_rng(0, 3)) == draw
-    odd = allocate({"a": 0.5, "b": 0.3, "c": 0.2}, 3, step_rng(1, 0))
-    assert len(odd) == 3 and odd.count("a") >= 1
 
 
 def test_mixture_probabilities_by_env_and_domain_weights():

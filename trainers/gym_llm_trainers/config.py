@@ -18,6 +18,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_llm.mixture import Mixture
+
 __all__ = [
     "TrainerConfig", "SFTConfig", "CurriculumConfig", "ModelConfig", "LoraConfig",
     "PolicyConfig", "MixtureConfig", "EnvEntry", "LoggingConfig", "RunConfig",
@@ -274,18 +276,19 @@ class MixtureConfig:
         """The environments as :class:`EnvEntry` objects, in declaration order."""
         return {k: v if isinstance(v, EnvEntry) else from_dict(EnvEntry, v) for k, v in self.envs.items()}
 
+    def mixture(self) -> Mixture:
+        """The :class:`gym_llm.mixture.Mixture` of these entries (entry weight x
+        domain weight, normalised; weight-0 entries left out). Ids are not
+        looked up here: the run's ``imports`` may register them later."""
+        entries = self.entries()
+        return Mixture({k: e.weight for k, e in entries.items()}, env_ids={k: e.id for k, e in entries.items()},
+                       domain_weights=self.weights, validate=False, name=self.name)
+
     def probabilities(self) -> dict[str, float]:
         """Short name -> normalised sampling probability (env weight x domain
-        weight); environments of weight 0 are left out of the run entirely."""
-        raw = {}
-        for name, e in self.entries().items():
-            domain = e.id.split("/", 1)[0]
-            raw[name] = float(e.weight) * float(self.weights.get(domain, 1.0))
-        raw = {k: v for k, v in raw.items() if v > 0}
-        total = sum(raw.values())
-        if total <= 0:
-            raise ValueError(f"mixture {self.name!r} has no positive weight: {raw}")
-        return {k: v / total for k, v in raw.items()}
+        weight); environments of weight 0 are left out of the run entirely.
+        Raises ``ValueError`` when no weight is positive."""
+        return self.mixture().probabilities
 
 
 @dataclass

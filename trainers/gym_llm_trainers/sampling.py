@@ -1,14 +1,10 @@
-"""What to train on each step: the mixture sampler, dynamic sampling, the curriculum.
-
-All randomness here is *counter based*: a draw is a function of
-``(seed, step, rank, round)``, never of a generator that has advanced through
-earlier steps, so a run resumed at step ``t`` draws exactly what the
-uninterrupted run drew at step ``t``.
-"""
+"""Dynamic sampling's filter and the difficulty curriculum. Which groups a
+step draws is :mod:`gym_llm.mixture`'s (counter based: a function of
+``(seed, step, round, rank)``, so a resumed run draws what the uninterrupted
+run drew)."""
 
 from __future__ import annotations
 
-import random
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,30 +12,7 @@ from typing import Any
 
 from .config import CurriculumConfig
 
-__all__ = ["step_rng", "allocate", "zero_variance_groups", "Curriculum"]
-
-
-def step_rng(seed: int, *keys: Any) -> random.Random:
-    """A ``random.Random`` determined by ``seed`` and ``keys`` (step, rank, ...)."""
-    return random.Random("|".join(map(str, (seed, *keys))))
-
-
-def allocate(probabilities: Mapping[str, float], n: int, rng: random.Random) -> list[str]:
-    """Draw ``n`` names with the given probabilities, with low variance:
-    each name gets ``floor(p * n)`` slots and the remaining slots are drawn
-    without replacement in proportion to the fractional parts. The result is
-    shuffled. With ``n >= 1 / min(p)`` every name appears."""
-    names = list(probabilities)
-    quotas = {k: probabilities[k] * n for k in names}
-    out = [k for k in names for _ in range(int(quotas[k]))]
-    fractions = {k: quotas[k] - int(quotas[k]) for k in names}
-    while len(out) < n:
-        pool = [k for k in names if fractions[k] > 0] or names
-        pick = rng.choices(pool, weights=[fractions[k] or 1.0 for k in pool])[0]
-        fractions[pick] = 0.0
-        out.append(pick)
-    rng.shuffle(out)
-    return out
+__all__ = ["zero_variance_groups", "Curriculum"]
 
 
 def zero_variance_groups(group_ids: Sequence[Any], rewards: Sequence[float], tol: float = 1e-8) -> set:

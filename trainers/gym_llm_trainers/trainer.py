@@ -34,6 +34,8 @@ from typing import Any
 import torch
 
 import gym_llm
+from gym_llm.aio import run_sync
+from gym_llm.mixture import heldout_plan, step_rng
 from gym_llm.policies.base import SamplingParams
 from gym_llm.rollout import ChatFormat, EpisodeSpec, RolloutStats, Trajectory, acollect, write_jsonl
 from gym_llm.vector import VectorLLMEnv
@@ -65,7 +67,7 @@ from .modeling import (
     resolve_model_path,
 )
 from .pipeline import AsyncRollout
-from .sampling import Curriculum, allocate, step_rng, zero_variance_groups
+from .sampling import Curriculum, zero_variance_groups
 from .sft import SFTReport, reference_examples, sft_train
 
 __all__ = ["Trainer", "Batch"]
@@ -131,9 +133,10 @@ class Trainer:
         self.device = self.dist.device
         self.ckpt_root = self.run_dir / "checkpoints"
         self.entries: dict[str, EnvEntry] = cfg.mixture.entries()
-        self.probs = cfg.mixture.probabilities()
+        self.mixture = cfg.mixture.mixture()
+        self.probs = self.mixture.probabilities
         self.entries = {k: self.entries[k] for k in self.probs}  # weight-0 envs are not part of the run
-        self.keys = self._metric_keys()
+        self.keys = self.mixture.metric_keys()
         torch.manual_seed(self.tc.seed)
         self.lr = self.tc.lr if self.tc.lr is not None else cfg.model.lr
         self.sft_lr = self.tc.sft.lr if self.tc.sft.lr is not None else cfg.model.sft_lr
@@ -180,7 +183,8 @@ class Trainer:
             self.step = int(self.state["step"])
         self.ref = RefModel(self.model, cfg.model, self.device) if self.tc.kl_coef > 0 else None
         self.policy = self._make_policy()
-        self._vecs: dict[tuple[str, str, float], VectorLLMEnv] = {}
+        self._vecs: dict[str, VectorLLMEnv] = {}  # split -> the vector env over the mixture
+        self._vec_kwargs: dict[str, dict[str, dict[str, Any]]] = {}  # split -> entry -> its make kwargs
         self._heldout_sizes: dict[str, int] = {}
         self.logger = MetricsLogger(
             self.run_dir, cfg.logging, enabled=self.dist.is_main,
@@ -189,12 +193,6 @@ class Trainer:
         )
 
     # ================================================================ setup
-    def _metric_keys(self) -> dict[str, str]:
-        """Metric name of each mixture entry: its env id, or ``id#name`` when
-        several entries share one id."""
-        ids = [e.id for e in self.entries.values()]
-        return {n: (e.id if ids.count(e.id) == 1 else f"{e.id}#{n}") for n, e in self.entries.items()}
-
     def _lr_factor(self, step: int) -> float:
         """Learning-rate multiplier of RL step ``step + 1`` (the scheduler steps
         once per RL step, after all of its ``mu * num_minibatches`` optimizer steps)."""
@@ -235,19 +233,22 @@ class Trainer:
         self.policy.update_weights(merged_state_dict(self.model))
         return time.perf_counter() - t0
 
-    def _vec(self, name: str, split: str, difficulty: float, slots: int) -> VectorLLMEnv:
-        """A persistent vector env for one mixture entry, split and difficulty."""
-        key = (name, split, difficulty)
-        vec = self._vecs.get(key)
+    def _vec(self, split: str, slots: int) -> VectorLLMEnv:
+        """The run's vector env of ``split`` over the whole mixture, each entry
+        made with its own kwargs (:meth:`_env_kwargs`); rebuilt larger when a
+        collection needs more slots than it has."""
+        vec = self._vecs.get(split)
         if vec is None or vec.num_envs < slots:
             if vec is not None:
                 vec.close()
-            vec = VectorLLMEnv(self.entries[name].id, max(slots, 1), seed=self.tc.seed + 7919 * self.dist.rank,
-                               split=split, env_kwargs=self._env_kwargs(name, split, difficulty))
-            self._vecs[key] = vec
+            kwargs = {name: self._env_kwargs(name, split) for name in self.entries}
+            vec = VectorLLMEnv(self.mixture, max(slots, 1), seed=self.tc.seed + 7919 * self.dist.rank,
+                               split=split, env_kwargs=kwargs)
+            self._vecs[split] = vec
+            self._vec_kwargs[split] = kwargs
         return vec
 
-    def _env_kwargs(self, name: str, split: str, difficulty: float) -> dict[str, Any]:
+    def _env_kwargs(self, name: str, split: str) -> dict[str, Any]:
         """``make`` kwargs of a mixture entry: held-out overrides, or the
         curriculum's difficulty on the train split."""
         entry = self.entries[name]
@@ -255,7 +256,7 @@ class Trainer:
         if split == "heldout":
             kwargs.update(entry.heldout_kwargs)
         elif "difficulty" in kwargs or self.tc.curriculum.enabled:
-            kwargs["difficulty"] = difficulty
+            kwargs["difficulty"] = self.curriculum.difficulty(name)
         return kwargs
 
     # ============================================================== rollout
@@ -278,31 +279,28 @@ class Trainer:
         # similar length (arithmetic's 50 tokens are not padded to a tool
         # schema's 700), which matters far more than overlapping the envs.
         out: list[Trajectory] = []
+        vec = self._vec(split, max(len(specs) for specs in by_entry.values()) if by_entry else 1)
         for name, specs in sorted(by_entry.items()):
-            difficulty = self.curriculum.difficulty(name) if split == "train" else -1.0
-            vec = self._vec(name, split, difficulty, len(specs))
+            kwargs = self._env_kwargs(name, split)
+            if kwargs != self._vec_kwargs[split][name]:  # the curriculum moved the difficulty
+                vec.set_entry_kwargs(name, kwargs)
+                self._vec_kwargs[split][name] = kwargs
             out += await acollect(policy or self.policy, vec, episodes=specs, sampling=sampling,
                                   max_tokens=self.cfg.policy.max_episode_tokens, stats=stats)
         return out
 
     def _plan(self, step: int, rnd: int, n_groups: int) -> dict[str, list[EpisodeSpec]]:
-        rng = step_rng(self.tc.seed, "plan", step, rnd, self.dist.rank)
-        names = allocate(self.probs, n_groups, rng)
+        specs = self.mixture.plan_groups(n_groups, self.tc.group_size, seed=self.tc.seed,
+                                         keys=("plan", step, rnd, self.dist.rank),
+                                         group_prefix=f"s{step}-r{rnd}-k{self.dist.rank}-g")
         by_entry: dict[str, list[EpisodeSpec]] = defaultdict(list)
-        for g, name in enumerate(names):
-            gid = f"s{step}-r{rnd}-k{self.dist.rank}-g{g}"
-            task_seed = rng.randrange(2**31 - 1)
-            by_entry[name] += [
-                EpisodeSpec(self.entries[name].id, seed=task_seed, group_id=gid, sample_index=k)
-                for k in range(self.tc.group_size)
-            ]
+        for spec in specs:
+            by_entry[spec.entry].append(spec)
         return by_entry
 
     def rollout(self, step: int) -> Batch:
         """Collect the step's groups; with dynamic sampling, drop groups with
         no reward variance and refill (at most ``max_refill_rounds`` more rounds)."""
-        from gym_llm.policies.base import run_sync
-
         tc = self.tc
         t0 = time.perf_counter()
         stats = RolloutStats()
@@ -651,17 +649,14 @@ class Trainer:
         ``heldout/<env>/reward/mean`` per environment,
         ``heldout/reward/mean`` (weighted by the mixture's probabilities, as
         the training reward is) and ``heldout/reward/macro_mean`` (unweighted)."""
-        from gym_llm.policies.base import run_sync
-
         t0 = time.perf_counter()
         by_entry: dict[str, list[EpisodeSpec]] = {}
         k = 1 if self.tc.eval_temperature == 0 else max(1, self.tc.eval_samples)
         for name, e in self.entries.items():
             n = min(self.tc.eval_tasks if e.eval_tasks is None else e.eval_tasks, self._heldout_size(name))
             idx = range(self.dist.rank, n, self.dist.world_size)
-            by_entry[name] = [EpisodeSpec(e.id, seed=self.tc.seed + i, options={"task_index": i},
-                                          group_id=f"eval-{name}-{i}", sample_index=j)
-                              for i in idx for j in range(k)]
+            by_entry[name] = heldout_plan(e.id, idx, seed=self.tc.seed, samples=k,
+                                          group_id=lambda i, name=name: f"eval-{name}-{i}", entry=name)
         policy = self._eval_policy()
         gen = getattr(policy, "generator", None)
         if gen is not None:
@@ -701,7 +696,7 @@ class Trainer:
         """Tasks in an env's held-out split (bundled datasets can be small)."""
         if name not in self._heldout_sizes:
             entry = self.entries[name]
-            env = gym_llm.make(entry.id, split="heldout", seed=self.tc.seed, **self._env_kwargs(name, "heldout", 0.0))
+            env = gym_llm.make(entry.id, split="heldout", seed=self.tc.seed, **self._env_kwargs(name, "heldout"))
             self._heldout_sizes[name] = env.unwrapped.num_tasks
             env.close()
         return self._heldout_sizes[name]
