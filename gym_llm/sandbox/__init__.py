@@ -8,15 +8,11 @@
 See ``docs/sandbox.md`` for limits, languages, isolation and measured costs.
 """
 
-from gym_llm.sandbox._types import ExecResult, Isolation, Limits, SandboxError, SandboxPolicy
-from gym_llm.sandbox.core import (
-    FileState,
-    Sandbox,
-    SandboxPool,
-    SandboxSession,
-    default_pool,
-    snapshot_dir,
-)
+from gym_llm.sandbox._files import FileState, snapshot_dir
+from gym_llm.sandbox._pool import SandboxPool, default_pool
+from gym_llm.sandbox._session import SandboxSession
+from gym_llm.sandbox._types import ExecResult, Isolation, Limits, SandboxError
+from gym_llm.sandbox.core import Sandbox, SandboxPolicy
 from gym_llm.sandbox.doctor import diagnose
 from gym_llm.sandbox.languages import ALIASES, LANGUAGES, Language, available_languages
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gym_llm.sandbox import _nsjail
+from gym_llm.sandbox._files import base_dir
 from gym_llm.sandbox._types import Limits, SandboxError
 
 log = logging.getLogger("gym_llm.sandbox")
@@ -61,14 +62,12 @@ class Malformed(Exception):
 def init_binary() -> str | None:
     """The compiled init (static when libc.a exists), built once per source version into
     the staging dir; None when no C compiler is available (resident mode then off)."""
-    from gym_llm.sandbox.core import _base_dir
-
     try:
         src = _SOURCE.read_bytes()
     except OSError:  # an install that did not ship the source
         return None
     digest = hashlib.sha256(src).hexdigest()[:16]
-    out = os.path.join(_base_dir(), f"init-{digest}")
+    out = os.path.join(base_dir(), f"init-{digest}")
     if os.path.isfile(out) and os.access(out, os.X_OK):
         return out
     cc = shutil.which("cc") or shutil.which("gcc")

@@ -1,4 +1,8 @@
-"""Value types of the sandbox: limits, results, policy and the infrastructure error."""
+"""Value types of the sandbox: limits, results and the infrastructure error.
+
+Data only: this module imports nothing of the sandbox (``SandboxPolicy``, which builds
+a ``Sandbox``, lives beside it in ``core``).
+"""
 
 from __future__ import annotations
 
@@ -96,26 +100,3 @@ class ExecResult:
         """True when the program ran to completion with exit status 0 within its limits."""
         return (self.exit_code == 0 and not self.timed_out and not self.memory_exceeded
                 and not self.output_truncated)
-
-
-@dataclass(frozen=True)
-class SandboxPolicy:
-    """Everything a domain declares about its sandbox, in one place.
-
-    A plugin defines one ``POLICY = SandboxPolicy(...)`` and builds its sandbox with
-    ``policy.sandbox()`` or ``Sandbox.from_config(cfg.sandbox, policy=POLICY)`` so a
-    Hydra ``sandbox`` override applies on top. ``extra_ro_mounts`` are host paths made
-    visible read-only at the same path inside the jail (``"src:dst"`` to rename);
-    name nothing secret.
-    """
-
-    limits: Limits = field(default_factory=Limits)
-    languages: tuple[str, ...] = ("python",)
-    extra_ro_mounts: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-
-    def sandbox(self, **kwargs: Any) -> Any:
-        """Build a :class:`~gym_llm.sandbox.Sandbox` with this policy (kwargs override)."""
-        from gym_llm.sandbox.core import Sandbox
-
-        return Sandbox.from_policy(self, **kwargs)

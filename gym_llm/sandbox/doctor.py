@@ -6,7 +6,8 @@ import os
 
 from gym_llm.sandbox import _nsjail, _resident
 from gym_llm.sandbox._types import SandboxError
-from gym_llm.sandbox.languages import LANGUAGES
+from gym_llm.sandbox.core import Sandbox, _check_isolation
+from gym_llm.sandbox.languages import LANGUAGES, resolve
 
 
 def _row(name: str, ok: bool, detail: str, fix: str = "") -> dict[str, object]:
@@ -20,9 +21,6 @@ def diagnose() -> list[dict[str, object]]:
     jail has outside, cgroup memory/pids (or the rlimit fallback), each language. Never
     raises; a failed check is a row with ``ok=False``.
     """
-    from gym_llm.sandbox.core import Sandbox, _check_isolation
-    from gym_llm.sandbox.languages import resolve
-
     rows = []
     path, how = _nsjail.find_nsjail()
     rows.append(_row("sandbox: nsjail binary", path is not None,
