@@ -135,6 +135,23 @@ def test_yaml_defaults_match_the_documented_dataclasses():
     assert asdict(cfg.logging) == asdict(LoggingConfig())
 
 
+def test_presets_hold_only_what_they_change():
+    """Defaults are written once, in the dataclasses: a trainer or logging
+    preset sets a key only to a value other than its dataclass default."""
+    from dataclasses import asdict
+
+    from gym_llm_trainers.config import DEFAULTS_OF_GROUP
+
+    for group, cls in DEFAULTS_OF_GROUP.items():
+        defaults = asdict(cls())
+        for path in sorted(Path(CONFIG_DIR, group).glob("*.yaml")):
+            preset = yaml.safe_load(path.read_text()) or {}
+            assert "base" in preset.pop("defaults", []), path
+            repeated = [k for k, v in preset.items() if defaults[k] == v]
+            assert not repeated, f"{path.name} repeats dataclass defaults: {repeated}"
+    assert asdict(run_config(compose(["trainer=base"])).trainer) == asdict(run_config(compose([])).trainer)
+
+
 def test_every_knob_is_documented():
     import dataclasses
 

@@ -23,7 +23,7 @@ from gym_llm.mixture import Mixture
 __all__ = [
     "TrainerConfig", "SFTConfig", "CurriculumConfig", "ModelConfig", "LoraConfig",
     "PolicyConfig", "MixtureConfig", "EnvEntry", "LoggingConfig", "RunConfig",
-    "from_dict", "LOSS_AGG_MODES", "KL_ESTIMATORS",
+    "from_dict", "store_defaults", "LOSS_AGG_MODES", "KL_ESTIMATORS",
 ]
 
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
@@ -319,6 +319,26 @@ class RunConfig:
     imports: list = knob([], "Modules imported before the environments are made, so environments "
                              "they register (gym_llm.register) can be trained on without packaging "
                              "them as a plugin, e.g. imports=[my_envs].")
+
+
+#: Hydra group -> the dataclass whose defaults are that group's ``base`` option.
+DEFAULTS_OF_GROUP: dict[str, type] = {"trainer": TrainerConfig, "logging": LoggingConfig}
+
+
+def store_defaults() -> None:
+    """Register each dataclass's defaults as the ``base`` option of its Hydra
+    group (``trainer/base``, ``logging/base``) in Hydra's ConfigStore, so the
+    YAML presets (``conf/trainer/grpo.yaml``, ...) hold only what they change
+    and every default is written once, here. Plain dicts, not structured
+    configs: OmegaConf cannot type ``X | None`` fields; :func:`from_dict`
+    checks the keys. The ``model`` and ``policy`` groups stay whole YAML:
+    ``gym-llm-eval`` composes them too, from a bare ``gym-llm`` install that
+    has no trainers to register anything."""
+    from hydra.core.config_store import ConfigStore
+
+    store = ConfigStore.instance()
+    for group, cls in DEFAULTS_OF_GROUP.items():
+        store.store(group=group, name="base", node=dataclasses.asdict(cls()))
 
 
 def _field_types(cls: type) -> dict[str, Any]:

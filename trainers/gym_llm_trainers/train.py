@@ -16,13 +16,22 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from .config import RunConfig, from_dict
+from gym_llm.hydra_app import threads_for_sweep
+
+from .config import RunConfig, from_dict, store_defaults
 
 __all__ = ["main", "run", "run_config", "compose", "CONFIG_DIR"]
 
 #: The configs ship as package data of ``gym_llm`` (``gym_llm/conf``), found
 #: by file path so they need no ``__init__.py`` of their own.
 CONFIG_DIR = str(Path(importlib.util.find_spec("gym_llm").submodule_search_locations[0]) / "conf")
+
+# The ``base`` options of the trainer and logging groups (the dataclass
+# defaults) must be in Hydra's ConfigStore before anything composes
+# ``train.yaml``: the console entry point and :func:`compose` (both here), and
+# sweep workers (they import this module to unpickle ``main``; the joblib
+# launcher also ships them the ConfigStore's state).
+store_defaults()
 
 
 def run_config(cfg: DictConfig) -> RunConfig:
@@ -31,18 +40,6 @@ def run_config(cfg: DictConfig) -> RunConfig:
     data = OmegaConf.to_container(cfg, resolve=True)
     data.pop("hydra", None)
     return from_dict(RunConfig, data)
-
-
-def _threads_for_sweep() -> None:
-    """Parallel sweep jobs share the machine: give each cores / n_jobs threads."""
-    import torch
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    hc = HydraConfig.get()
-    n_jobs = OmegaConf.select(hc, "launcher.n_jobs")
-    if hc.mode == RunMode.MULTIRUN and n_jobs and n_jobs > 0:
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(n_jobs)))
 
 
 def run(cfg: DictConfig) -> Path:
@@ -61,7 +58,7 @@ def run(cfg: DictConfig) -> Path:
         from hydra.core.hydra_config import HydraConfig
 
         run_dir = HydraConfig.get().runtime.output_dir if HydraConfig.initialized() else os.getcwd()
-        _threads_for_sweep()
+        threads_for_sweep()
     if dist.enabled:  # every rank writes into rank 0's directory (${now:...} may differ by a second)
         import torch.distributed as tdist
 
