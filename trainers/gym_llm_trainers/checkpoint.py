@@ -1,6 +1,9 @@
 """Checkpoints: written atomically, the last N kept, found again by ``resume=auto``.
 
-A checkpoint is a directory ``checkpoints/step_<N>/`` holding
+The run directory's layout (names, what makes a checkpoint complete, how the
+latest one is found, LoRA's ``model/merged``) is :mod:`gym_llm.runs`, which
+``gym-llm-eval`` reads too; this module writes it. A checkpoint is a directory
+``checkpoints/step_<N>/`` (:func:`gym_llm.runs.checkpoint_name`) holding
 
 * ``model/``: ``save_pretrained`` of the policy (LoRA: the adapter, plus the
   merged weights in ``model/merged`` so any tool can load it) and tokenizer,
@@ -8,16 +11,16 @@ A checkpoint is a directory ``checkpoints/step_<N>/`` holding
 * ``trainer_state.pt``: optimizer(s), scheduler, critic, curriculum, step;
 * ``meta.json``: step and a summary.
 
-It is written under ``checkpoints/.tmp-step_<N>-<pid>/`` (files fsynced) and
-renamed into place, so a run killed at any instant leaves either the complete
-checkpoint or none; stale temporary directories are removed on the next save.
+It is written under ``checkpoints/.tmp-step_<N>-<pid>/``
+(:func:`gym_llm.runs.temporary_name`; files fsynced) and renamed into place,
+so a run killed at any instant leaves either the complete checkpoint or none;
+stale temporary directories are removed on the next save.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -25,24 +28,16 @@ from typing import Any
 
 import torch
 
+from gym_llm.runs import (
+    MODEL_DIR,
+    TEMPORARY_GLOB,
+    checkpoint_name,
+    latest_checkpoint,
+    list_checkpoints,
+    temporary_name,
+)
+
 __all__ = ["save_checkpoint", "latest_checkpoint", "list_checkpoints", "load_trainer_state", "resolve_resume"]
-
-_STEP_RE = re.compile(r"^step_(\d+)$")
-
-
-def list_checkpoints(root: str | os.PathLike) -> list[Path]:
-    """Complete checkpoints under ``root`` (the run's ``checkpoints/``), oldest first."""
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    found = [(int(m.group(1)), p) for p in root.iterdir() if (m := _STEP_RE.match(p.name)) and p.is_dir()]
-    return [p for _, p in sorted(found)]
-
-
-def latest_checkpoint(root: str | os.PathLike) -> Path | None:
-    """The newest complete checkpoint under ``root``, or ``None``."""
-    found = list_checkpoints(root)
-    return found[-1] if found else None
 
 
 def _fsync_tree(path: Path) -> None:
@@ -65,12 +60,12 @@ def save_checkpoint(
     Returns the final directory."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    for stale in root.glob(".tmp-step_*"):
+    for stale in root.glob(TEMPORARY_GLOB):
         shutil.rmtree(stale, ignore_errors=True)
-    final = root / f"step_{step:06d}"
-    tmp = root / f".tmp-step_{step:06d}-{os.getpid()}"
+    final = root / checkpoint_name(step)
+    tmp = root / temporary_name(step)
     tmp.mkdir()
-    write_model(tmp / "model")
+    write_model(tmp / MODEL_DIR)
     torch.save(trainer_state, tmp / "trainer_state.pt")
     (tmp / "meta.json").write_text(json.dumps({"step": step, **(meta or {})}, indent=1, sort_keys=True))
     _fsync_tree(tmp)
