@@ -1,4 +1,4 @@
-"""pass@k, aggregation, env sets, checkpoints, the sample store: no model."""
+"""pass@k, aggregation, env sets, the sample store, the contamination guard: no model."""
 
 from __future__ import annotations
 
@@ -16,8 +16,6 @@ from gym_llm.evaluate import (
     difficulty_labels,
     env_set,
     pass_at_k,
-    resolve_checkpoint,
-    training_mixture,
 )
 from gym_llm.rollout import Trajectory, write_jsonl
 
@@ -112,36 +110,6 @@ def test_env_set_shapes() -> None:
         env_set({"x": {"id": "math/Arithmetic-v0", "difficulty": 0.3}})
 
 
-def test_resolve_checkpoint_reads_the_trainers_layout(tmp_path: Path, tiny_path: str) -> None:
-    """The trainer's own save_checkpoint writes the run; we find its model."""
-    import shutil
-
-    from gym_llm_trainers.checkpoint import save_checkpoint
-
-    run = tmp_path / "run"
-    for step in (5, 10):
-        save_checkpoint(run / "checkpoints", step, lambda d: shutil.copytree(tiny_path, d), {"step": step})
-    latest = run / "checkpoints" / "step_000010"
-    assert resolve_checkpoint(run) == (latest / "model", run)
-    assert resolve_checkpoint(run / "checkpoints" / "step_000005") == (
-        run / "checkpoints" / "step_000005" / "model", run)
-    assert resolve_checkpoint(latest / "model") == (latest / "model", run)
-    assert resolve_checkpoint(tiny_path) == (Path(tiny_path).resolve(), None)
-    with pytest.raises(FileNotFoundError, match="no config.json"):
-        resolve_checkpoint(tmp_path)
-    (tmp_path / "empty" / "checkpoints").mkdir(parents=True)
-    with pytest.raises(FileNotFoundError, match="no complete checkpoint"):
-        resolve_checkpoint(tmp_path / "empty")
-
-
-def test_resolve_checkpoint_prefers_merged_lora_weights(tmp_path: Path) -> None:
-    model = tmp_path / "checkpoints" / "step_000001" / "model"
-    (model / "merged").mkdir(parents=True)
-    (model / "adapter_config.json").write_text("{}")
-    (model / "merged" / "config.json").write_text("{}")
-    assert resolve_checkpoint(tmp_path)[0] == model / "merged"
-
-
 def test_sample_store_keeps_only_complete_tasks(tmp_path: Path) -> None:
     path = tmp_path / "samples.jsonl"
     store = SampleStore(path, k=2)
@@ -176,34 +144,6 @@ def test_contamination_warnings_from_a_run_dir(tmp_path: Path) -> None:
     on_heldout = contamination_warnings(run, evaluated, "heldout")
     assert on_heldout == [f"tool/Orders-v0: 1 evaluated task(s) appear in the training trajectories "
                           f"of {run} (e.g. orders-leaked): these tasks were trained on"]
-
-
-def test_training_mixture_becomes_an_env_set(tmp_path: Path) -> None:
-    """env_ids=mixture: the run's environments with their held-out kwargs."""
-    (tmp_path / "config.yaml").write_text(
-        "mixture:\n  envs:\n"
-        "    arithmetic: {id: math/Arithmetic-v0, weight: 1.0, kwargs: {difficulty: 0.0, max_turns: 1},"
-        " sft_examples: 512, eval_tasks: 64, turn_credit: turn, turn_discount: 0.0}\n"  # trainer-only keys
-        "    retry: {id: math/Arithmetic-v0, weight: 0.5, kwargs: {max_turns: 2},"
-        " heldout_kwargs: {max_turns: 3}}\n"
-        "    functions: {id: code/PythonFunctions-v0, weight: 1.0}\n"
-        "  weights: {code: 0.0}\n")
-    assert env_set(training_mixture(tmp_path)) == [
-        EvalEnv("math/Arithmetic-v0", {"difficulty": 0.0, "max_turns": 1}, "math/Arithmetic-v0#arithmetic"),
-        EvalEnv("math/Arithmetic-v0", {"max_turns": 3}, "math/Arithmetic-v0#retry"),
-    ]
-    assert training_mixture(tmp_path / "missing") == {}
-
-
-def test_the_shipped_default_mixture_is_an_env_set(tmp_path: Path) -> None:
-    """`make demo` evaluates its run with env_ids=mixture: every key the trainer's
-    default mixture carries must be one the env set understands or drops."""
-    import yaml
-
-    mixture = yaml.safe_load((Path(__file__).parents[2] / "gym_llm/conf/mixture/default.yaml").read_text())
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"mixture": mixture}))
-    envs = env_set(training_mixture(tmp_path))
-    assert {e.id for e in envs} == {entry["id"] for entry in mixture["envs"].values()}
 
 
 def test_every_shipped_env_set_makes_its_environments() -> None:

@@ -1,0 +1,182 @@
+"""``gym-llm-eval``: the Hydra application (``conf/eval.yaml``) around :func:`evaluate`.
+
+Contract: one job composes the environments (``env_ids``, or a training
+run's mixture with ``env_ids=mixture``, else the ``envs`` group), checks the
+split and every id *before* a model loads, builds the policy, evaluates, then
+writes ``report.md`` and the plots and prints a summary. It exits with
+status 1 when tasks could not run (a single run; a sweep keeps going), and
+returns the mean reward over the environments as a sweeper's objective.
+The ``${gym_llm_slug:...}`` resolver that ``conf/eval.yaml``'s sweep
+subdirectories use is registered when this module is imported.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib
+import os
+import re
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..hydra_app import threads_for_sweep
+from ..policies.base import SamplingParams
+from ..registry import spec
+from ..runs import resolve_checkpoint, run_config, training_mixture
+from .contamination import guard_split
+from .envs import EvalEnv, env_set
+from .policy import build_policy
+from .report import fmt, machine, plot_results, write_report
+from .runner import EvalOutcome, evaluate
+from .store import ERRORS_FILE
+
+__all__ = ["main", "slug", "eval_envs", "CONFIG_DIR"]
+
+#: ``gym_llm/conf``: package data, found by file path (no ``__init__.py`` needed).
+CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "conf")
+
+
+def eval_envs(cfg: Any, train_run: str | os.PathLike | None = None) -> list[EvalEnv]:
+    """The environments a composed eval config evaluates. Imports the
+    config's ``imports`` first (plus the training run's own for
+    ``env_ids=mixture``), so ids they register resolve; an unknown id raises."""
+    from omegaconf import OmegaConf
+
+    imports = list(cfg.get("imports") or [])
+    env_ids = cfg.get("env_ids")
+    if OmegaConf.is_config(env_ids):
+        env_ids = OmegaConf.to_container(env_ids, resolve=True)
+    if env_ids == "mixture":
+        if train_run is None:
+            raise ValueError("env_ids=mixture evaluates a training run's mixture: pass "
+                             "checkpoint=<run dir> or train_run=<run dir>")
+        entries = training_mixture(train_run)
+        if not entries:
+            raise ValueError(f"{train_run} has no config.yaml with a mixture")
+        imports += list(run_config(train_run).get("imports") or [])
+        envs = env_set(entries)
+    elif env_ids:
+        envs = env_set(env_ids)
+    else:
+        envs = env_set(OmegaConf.to_container(cfg.envs.envs, resolve=True))
+    for module in imports:  # modules that register environments on import
+        importlib.import_module(module)
+    for env in envs:
+        spec(env.id)
+    return envs
+
+
+def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
+    train_run = cfg.get("train_run")
+    if train_run is None and cfg.get("checkpoint"):
+        train_run = resolve_checkpoint(cfg.checkpoint)[1]
+    envs = eval_envs(cfg, train_run)  # an unknown id fails here, before a model loads
+    split = guard_split(cfg.split, bool(cfg.allow_train_split))  # before a model loads
+    sampling = SamplingParams(temperature=float(cfg.policy.temperature), top_p=float(cfg.policy.top_p),
+                              max_new_tokens=int(cfg.policy.max_new_tokens))
+    policy, identity = build_policy(cfg)
+    try:
+        outcome = evaluate(
+            policy, envs, out_dir, num_tasks=int(cfg.num_tasks), k=int(cfg.k), split=split,
+            sampling=sampling, max_episode_tokens=cfg.policy.get("max_episode_tokens"),
+            seed=int(cfg.seed), success_threshold=float(cfg.success_threshold),
+            concurrency=int(cfg.concurrency), resume=bool(cfg.resume),
+            allow_train_split=bool(cfg.allow_train_split), train_run=train_run,
+            policy_identity=identity,
+        )
+    finally:
+        policy.close()
+    warnings = outcome.warnings
+    plots: list[Path] = []
+    if cfg.plots and outcome.results:
+        try:
+            plots = plot_results(out_dir, outcome.results)
+        except ImportError as e:  # matplotlib ships with the [train] extra, not the core
+            warnings.append(f"plots skipped ({e}): pip install matplotlib")
+    if outcome.failed_tasks:
+        warnings.append(f"{outcome.failed_tasks} task(s) could not run (see {ERRORS_FILE}); "
+                        "rerun into this directory to retry them")
+    errors = sum(r["reward_errors"] for r in outcome.results.values())
+    if errors:
+        warnings.append(f"{errors} sample(s) have reward_error: the environment failed to score them "
+                        "(sandbox or verifier down?); their reward is 0 and not trustworthy")
+    meta = {
+        "model": f"`{identity.get('model')}`" + (f" (checkpoint=`{cfg.checkpoint}`)" if cfg.get("checkpoint") else ""),
+        "policy": f"{identity['backend']}" + (f" at {identity['base_url']}" if identity.get("base_url") else ""),
+        "sampling": f"temperature {sampling.temperature}, top_p {sampling.top_p}, "
+                    f"max_new_tokens {sampling.max_new_tokens}, "
+                    f"max_episode_tokens {cfg.policy.get('max_episode_tokens')}",
+        "split": split,
+        "tasks per env": int(cfg.num_tasks),
+        "samples per task (k)": int(cfg.k),
+        "correct when": f"reward >= {cfg.success_threshold}",
+        "resumed tasks": outcome.skipped_tasks,
+        "wall time": f"{outcome.wall_time_s:.1f} s ({outcome.stats.generated_tokens} tokens generated)",
+        "command": f"`{' '.join(['gym-llm-eval', *sys.argv[1:]])}`",
+        "machine": machine(),
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+    }
+    write_report(out_dir, outcome.results, meta, warnings, plots)
+    return outcome
+
+
+def _print_summary(outcome: EvalOutcome, out_dir: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"gym-llm-eval: {out_dir}")
+    table.add_column("environment", overflow="fold")
+    for col in ("tasks", "mean reward", "pass@1", "pass@k"):
+        table.add_column(col, no_wrap=True)
+    for key, r in outcome.results.items():
+        table.add_row(key, str(r["n"]), fmt(r["mean_reward"]), fmt(r["pass@1"]),
+                      f"{fmt(r['pass@k'])} (k={r['k']})")
+    console = Console(stderr=True)
+    console.print(table)
+    for w in outcome.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", markup=True, highlight=False)
+    console.print(f"results, samples and report.md in {out_dir} ({outcome.wall_time_s:.1f} s)")
+
+
+def slug(text: str, limit: int = 200) -> str:
+    """``text`` (a Hydra override string) as one safe path component: path
+    separators and other odd characters become ``_``; cut at ``limit``."""
+    return re.sub(r"[^A-Za-z0-9._=,+@-]+", "_", str(text)).strip("_")[:limit]
+
+
+def _register_resolvers() -> None:
+    """``${gym_llm_slug:...}``, used by conf/eval.yaml's sweep subdirs (a
+    checkpoint path or env id in an override would otherwise nest folders)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("gym_llm_slug"):
+        OmegaConf.register_new_resolver("gym_llm_slug", slug)
+
+
+def main() -> None:
+    """Console entry point ``gym-llm-eval`` (Hydra; config ``conf/eval.yaml``)."""
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import DictConfig
+
+    @hydra.main(config_path=CONFIG_DIR, config_name="eval", version_base="1.3")
+    def app(cfg: DictConfig) -> float | None:
+        hc = HydraConfig.get()
+        threads_for_sweep()
+        out_dir = Path(cfg.output_dir or hc.runtime.output_dir)
+        outcome = _run(cfg, out_dir)
+        _print_summary(outcome, out_dir)
+        if outcome.failed_tasks and hc.mode == RunMode.RUN:
+            sys.exit(1)
+        rewards = [r["mean_reward"] for r in outcome.results.values()]
+        return statistics.fmean(rewards) if rewards else None  # a sweeper's objective
+
+    app()
+
+
+# At import, not in main(): launcher workers (joblib) resolve the sweep subdir
+# after unpickling the job, which imports this module but never calls main().
+_register_resolvers()

@@ -1,0 +1,236 @@
+""":func:`evaluate`: a policy on the first tasks of each environment's split.
+
+Contract: every environment gets the episodes of
+:func:`gym_llm.mixture.heldout_plan` (task ``i`` of the split, reset seed
+``seed + i``, ``k`` samples in one group), the same for every model, so
+scores compare across runs. Each finished task goes to the
+:class:`~gym_llm.evaluate.store.SampleStore` at once; ``results.json`` is
+:func:`~gym_llm.evaluate.metrics.aggregate` of exactly the requested tasks'
+samples (resumed ones included). A task whose episodes could not run (the
+policy's server down, an env crash) is kept out of the results, in
+``errors.jsonl``, and counted in :attr:`EvalOutcome.failed_tasks`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..aio import run_sync
+from ..jsonio import write_json
+from ..mixture import heldout_plan
+from ..policies.base import Policy, SamplingParams
+from ..registry import make
+from ..rollout import RolloutStats, Trajectory, acollect
+from .contamination import contamination_warnings, guard_split
+from .envs import EvalEnv
+from .metrics import aggregate
+from .store import (
+    CONFIG_FILE,
+    ERRORS_FILE,
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    SampleStore,
+    append_errors,
+    check_resume,
+    fingerprint,
+)
+
+__all__ = ["evaluate", "EvalOutcome"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EvalOutcome:
+    """What :func:`evaluate` did: ``results`` (as in ``results.json``),
+    ``warnings``, ``failed_tasks`` (tasks whose episodes could not run; rerun
+    to retry them), ``skipped_tasks`` (already in ``samples.jsonl``),
+    ``wall_time_s`` and the rollout ``stats``."""
+
+    results: dict[str, dict[str, Any]]
+    warnings: list[str]
+    failed_tasks: int
+    skipped_tasks: int
+    wall_time_s: float
+    stats: RolloutStats
+
+
+@dataclass
+class _Planned:
+    env: EvalEnv
+    task_ids: list[str]  # of task_index 0..n-1
+    todo: list[int]      # task indices not yet in samples.jsonl
+
+
+def _group_id(env: EvalEnv, task_index: int) -> str:
+    """One group per (results key, env kwargs, task): what resume and pass@k count by."""
+    return f"{env.key}|{json.dumps(dict(env.kwargs), sort_keys=True, default=str)}|{task_index}"
+
+
+def _row(t: Trajectory, env: EvalEnv, success_threshold: float) -> dict[str, Any]:
+    row = t.to_dict()
+    row.update(eval_key=env.key, env_kwargs=dict(env.kwargs),
+               task_index=int(t.group_id.rsplit("|", 1)[1]),
+               correct=bool(t.reward is not None and t.reward >= success_threshold))
+    return row
+
+
+async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str,
+                     sampling: SamplingParams, seed: int, max_episode_tokens: int | None,
+                     concurrency: int, success_threshold: float, store: SampleStore,
+                     errors_path: Path, stats: RolloutStats) -> int:
+    """Run the planned tasks concurrently (one acollect per env variant on one
+    event loop, so a batching policy batches across environments); append each
+    finished task to ``store``. Returns the number of failed tasks."""
+    total = sum(len(p.todo) for p in plan) * k
+    failed = finished = 0
+    pending: dict[str, list[Trajectory]] = defaultdict(list)
+    last_log = time.monotonic()
+
+    def handler(planned: _Planned):
+        def handle(t: Trajectory) -> None:
+            nonlocal failed, finished, last_log
+            finished += 1
+            group = pending[t.group_id]
+            group.append(t)
+            if len(group) < k:
+                return
+            del pending[t.group_id]
+            group.sort(key=lambda x: x.sample_index)
+            rows = [_row(x, planned.env, success_threshold) for x in group]
+            if any(x.error for x in group):
+                failed += 1
+                append_errors(errors_path, rows)
+                log.warning("%s task %d could not run: %s", planned.env.key, rows[0]["task_index"],
+                            next(x.error for x in group if x.error))
+            else:
+                store.append(rows)
+            if time.monotonic() - last_log > 10:
+                last_log = time.monotonic()
+                log.info("%d/%d episodes", finished, total)
+        return handle
+
+    jobs = []
+    for planned in plan:
+        if not planned.todo:
+            continue
+        env = planned.env
+        episodes = heldout_plan(env.id, planned.todo, seed=seed, samples=k,
+                                group_id=lambda i, env=env: _group_id(env, i))
+        # Concurrency shared out in proportion to each variant's episodes.
+        slots = max(1, min(len(episodes), round(concurrency * len(episodes) / max(1, total))))
+        jobs.append(acollect(
+            policy, env.id, episodes=episodes, sampling=sampling, seed=seed, num_envs=slots,
+            split=split, env_kwargs={env.id: dict(env.kwargs)}, max_tokens=max_episode_tokens,
+            on_trajectory=handler(planned), stats=stats,
+        ))
+    await asyncio.gather(*jobs)
+    return failed
+
+
+def _plan(envs: Sequence[EvalEnv], *, num_tasks: int, split: str, seed: int,
+          done: set[tuple[str, str]]) -> list[_Planned]:
+    """Each environment's first ``num_tasks`` task ids, and which of them
+    ``samples.jsonl`` does not hold yet."""
+    plan: list[_Planned] = []
+    for env in envs:
+        base = make(env.id, split=split, seed=seed, **dict(env.kwargs)).unwrapped
+        n = min(num_tasks, base.num_tasks)
+        if n < num_tasks:
+            log.warning("%s has only %d %s tasks; evaluating all of them", env.key, n, split)
+        ids = [base.task_set.get(split, i).id for i in range(n)]
+        base.close()
+        plan.append(_Planned(env, ids, [i for i in range(n) if (_group_id(env, i), ids[i]) not in done]))
+    return plan
+
+
+def evaluate(
+    policy: Policy,
+    envs: Sequence[EvalEnv] | Sequence[str],
+    out_dir: str | os.PathLike,
+    *,
+    num_tasks: int = 8,
+    k: int = 4,
+    split: str = "heldout",
+    sampling: SamplingParams | None = None,
+    max_episode_tokens: int | None = None,
+    seed: int = 0,
+    success_threshold: float = 1.0,
+    concurrency: int = 64,
+    resume: bool = True,
+    allow_train_split: bool = False,
+    train_run: str | os.PathLike | None = None,
+    policy_identity: Mapping[str, Any] | None = None,
+) -> EvalOutcome:
+    """Evaluate ``policy`` on the first ``num_tasks`` tasks of ``split`` of
+    each of ``envs``, ``k`` samples per task; write ``samples.jsonl``,
+    ``results.json`` and ``eval_config.json`` into ``out_dir`` (see the
+    module doc; :func:`~gym_llm.evaluate.write_report` and
+    :func:`~gym_llm.evaluate.plot_results` add the report).
+
+    ``split="train"`` raises :class:`~gym_llm.evaluate.ContaminationError`
+    unless ``allow_train_split``. ``train_run``: a training run directory to
+    check for overlap (warnings in the outcome and the log). ``resume``: keep the
+    tasks already in ``out_dir/samples.jsonl`` and run only the others
+    (``ValueError`` if that directory was evaluated with a different
+    ``policy_identity``, sampling, ``k``, ``split``, ``seed`` or
+    ``max_episode_tokens``); ``False`` starts over. ``policy_identity`` names
+    the model for that check (path, backend, ...). ``concurrency``: episodes
+    in flight at once. Results cover exactly the requested tasks, resumed
+    ones included.
+    """
+    start = time.perf_counter()
+    split = guard_split(split, allow_train_split)
+    if num_tasks < 1 or k < 1:
+        raise ValueError(f"num_tasks and k must be >= 1, got num_tasks={num_tasks}, k={k}")
+    envs = [e if isinstance(e, EvalEnv) else EvalEnv(str(e)) for e in envs]
+    if not envs:
+        raise ValueError("no environments to evaluate")
+    sampling = sampling or SamplingParams()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fp = fingerprint(policy_identity or {"class": type(policy).__name__}, sampling, k, split,
+                     max_episode_tokens, seed)
+    if resume:
+        check_resume(out, fp)
+    else:
+        (out / ERRORS_FILE).unlink(missing_ok=True)
+    store = SampleStore(out / SAMPLES_FILE, k, resume=resume)
+    plan = _plan(envs, num_tasks=num_tasks, split=split, seed=seed, done=store.done())
+    skipped = sum(len(p.task_ids) - len(p.todo) for p in plan)
+
+    warnings: list[str] = []
+    if train_run is not None:
+        warnings = contamination_warnings(train_run, [(p.env, p.task_ids) for p in plan], split)
+        for w in warnings:
+            log.warning("contamination: %s", w)
+    write_json(out / CONFIG_FILE, {**fp, "envs": [asdict(e) for e in envs]})
+    if skipped:
+        log.info("resuming: %d task(s) already in %s", skipped, store.path)
+    stats = RolloutStats()
+    failed = run_sync(_aevaluate(
+        policy, plan, k=k, split=split, sampling=sampling, seed=seed,
+        max_episode_tokens=max_episode_tokens, concurrency=concurrency,
+        success_threshold=success_threshold, store=store, errors_path=out / ERRORS_FILE, stats=stats,
+    ))
+
+    wanted = {(_group_id(p.env, i), task_id) for p in plan for i, task_id in enumerate(p.task_ids)}
+    found = aggregate((r for r in store.rows if (r["group_id"], r["task_id"]) in wanted), k)
+    results = {}
+    for key in dict.fromkeys(e.key for e in envs):  # the env set's order
+        if key in found:
+            results[key] = {**found[key], "success_threshold": success_threshold}
+            if found[key]["mean_turns"] == 0:
+                warnings.append(f"{key}: no sample got to generate a turn (prompts longer than "
+                                f"max_episode_tokens={max_episode_tokens}?)")
+    write_json(out / RESULTS_FILE, results)
+    return EvalOutcome(results, warnings, failed, skipped, time.perf_counter() - start, stats)
