@@ -25,6 +25,10 @@ already in ``samples.jsonl`` and evaluates only the rest; a rerun whose
 model, sampling, ``k``, split or seed differ from the recorded ones is
 refused rather than mixed.
 
+The ``sandbox`` group (``conf/sandbox/``, shared with gym-llm-train) is
+passed as the ``sandbox`` kwarg to every environment that takes one
+(``sandbox=strict``), unless an env set entry sets it.
+
 Contamination guard: evaluating ``split=train`` needs
 ``allow_train_split=true``; when a training run directory is known
 (``train_run=...``, or implied by ``checkpoint=<run dir>``) a warning names
@@ -35,7 +39,7 @@ evaluate that split, and any evaluated task id that appears in the run's
 Modules (each states its contract):
 
 * :mod:`~gym_llm.evaluate.metrics`: pass@k and :func:`aggregate` (results from samples);
-* :mod:`~gym_llm.evaluate.envs`: env sets (:class:`EvalEnv`, :func:`env_set`);
+* :mod:`~gym_llm.evaluate.envs`: env sets (:class:`EvalEnv`, :func:`env_set`) and the ``sandbox`` group;
 * :mod:`~gym_llm.evaluate.store`: the eval directory, the resumable :class:`SampleStore`;
 * :mod:`~gym_llm.evaluate.runner`: :func:`evaluate` itself;
 * :mod:`~gym_llm.evaluate.contamination`: the contamination guard;
@@ -54,7 +58,7 @@ from __future__ import annotations
 from ..runs import resolve_checkpoint, run_config, training_mixture
 from .app import main, slug
 from .contamination import ContaminationError, contamination_warnings, guard_split
-from .envs import EvalEnv, env_set
+from .envs import EvalEnv, env_set, with_sandbox
 from .metrics import aggregate, difficulty_labels, pass_at_k
 from .policy import build_policy, model_path, served_models
 from .report import plot_results, write_report
@@ -66,5 +70,5 @@ __all__ = [
     "contamination_warnings", "evaluate", "write_report", "plot_results", "main", "slug",
     "difficulty_labels", "training_mixture", "run_config",
     "ContaminationError", "guard_split",
-    "EvalOutcome", "build_policy", "model_path", "served_models",
+    "EvalOutcome", "with_sandbox", "build_policy", "model_path", "served_models",
 ]

@@ -1,8 +1,9 @@
 """``gym-llm-eval``: the Hydra application (``conf/eval.yaml``) around :func:`evaluate`.
 
 Contract: one job composes the environments (``env_ids``, or a training
-run's mixture with ``env_ids=mixture``, else the ``envs`` group), checks the
-split and every id *before* a model loads, builds the policy, evaluates, then
+run's mixture with ``env_ids=mixture``, else the ``envs`` group), applies
+the ``sandbox`` group to every environment that takes one, checks the split
+and every id *before* a model loads, builds the policy, evaluates, then
 writes ``report.md`` and the plots and prints a summary. It exits with
 status 1 when tasks could not run (a single run; a sweep keeps going), and
 returns the mean reward over the environments as a sweeper's objective.
@@ -23,10 +24,9 @@ from typing import Any
 
 from ..hydra_app import threads_for_sweep
 from ..policies.base import SamplingParams
-from ..registry import spec
 from ..runs import resolve_checkpoint, run_config, training_mixture
 from .contamination import guard_split
-from .envs import EvalEnv, env_set
+from .envs import EvalEnv, env_set, with_sandbox
 from .policy import build_policy
 from .report import fmt, machine, plot_results, write_report
 from .runner import EvalOutcome, evaluate
@@ -39,7 +39,8 @@ CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 
 
 def eval_envs(cfg: Any, train_run: str | os.PathLike | None = None) -> list[EvalEnv]:
-    """The environments a composed eval config evaluates. Imports the
+    """The environments a composed eval config evaluates, its ``sandbox``
+    group applied (:func:`~gym_llm.evaluate.envs.with_sandbox`). Imports the
     config's ``imports`` first (plus the training run's own for
     ``env_ids=mixture``), so ids they register resolve; an unknown id raises."""
     from omegaconf import OmegaConf
@@ -63,9 +64,10 @@ def eval_envs(cfg: Any, train_run: str | os.PathLike | None = None) -> list[Eval
         envs = env_set(OmegaConf.to_container(cfg.envs.envs, resolve=True))
     for module in imports:  # modules that register environments on import
         importlib.import_module(module)
-    for env in envs:
-        spec(env.id)
-    return envs
+    sandbox = cfg.get("sandbox")
+    if OmegaConf.is_config(sandbox):
+        sandbox = OmegaConf.to_container(sandbox, resolve=True)
+    return with_sandbox(envs, sandbox)
 
 
 def _run(cfg: Any, out_dir: Path) -> EvalOutcome:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..registry import list_envs
+from ..registry import list_envs, spec
 
-__all__ = ["EvalEnv", "env_set"]
+__all__ = ["EvalEnv", "env_set", "with_sandbox", "sandbox_overrides"]
 
 _ENTRY_KEYS = {"id", "kwargs", "heldout_kwargs", "difficulties", "key", "weight"}
 
@@ -80,3 +80,22 @@ def env_set(entries: Mapping[str, Any] | Sequence[Any] | str | None) -> list[Eva
             out.append(EvalEnv(env_id, kw, key))
     return out
 
+
+def sandbox_overrides(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A Hydra ``sandbox`` group as the ``sandbox`` kwarg of an environment:
+    its keys whose value is not ``None`` (``None`` keeps the domain's own)."""
+    return {k: v for k, v in dict(cfg or {}).items() if v is not None}
+
+
+def with_sandbox(envs: Sequence[EvalEnv], sandbox: Mapping[str, Any] | None) -> list[EvalEnv]:
+    """``envs`` with ``sandbox=`` :func:`sandbox_overrides` ``(sandbox)`` in
+    the kwargs of each environment that accepts a ``sandbox`` kwarg and whose
+    entry does not set one. Unknown ids raise (:class:`gym_llm.UnknownEnvError`)."""
+    overrides = sandbox_overrides(sandbox)
+    out = []
+    for env in envs:
+        takes = spec(env.id).accepts("sandbox")  # looked up even when unused: unknown ids fail here
+        if overrides and takes and "sandbox" not in env.kwargs:
+            env = replace(env, kwargs={**env.kwargs, "sandbox": dict(overrides)})
+        out.append(env)
+    return out
