@@ -263,3 +263,11 @@ def test_trl_style_reward_function():
     scores = reward([r["prompt"] for r in rows[:3]], completions, problem=names)
     assert scores == [1.0, 1.0, 0.0] and reward.__name__ == "code_functions_reward"
     assert reward.last_results[2].info["reason"].startswith("no ```python")
+
+
+def test_a_sandbox_config_is_built_on_the_first_answer_not_at_make(monkeypatch):
+    monkeypatch.setenv("GYM_LLM_NSJAIL", "/nonexistent/nsjail")
+    env = gym_llm.make("code/PythonFunctions-v0", sandbox={"memory_mb": 256})  # no probe yet
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("```python\ndef f():\n    return 1\n```")
+    assert reward == 0.0 and terminated and "sandbox" in info["reward_error"]

@@ -19,7 +19,7 @@ from gym_llm.rewards import RewardResult
 from gym_llm.sandbox import Sandbox
 from gym_llm.tasks import Task, TaskList, TaskSet, content_hash
 
-from .harness import POLICY, Steps
+from .harness import POLICY, Steps, default_sandbox
 from .problems import FunctionProblem, StdioProblem, function_problems, stdio_problems
 from .verify import GradingPolicy, averify, function_steps, stdio_steps, verify
 
@@ -99,8 +99,19 @@ class CodeEnv(SingleTurnEnv):
         )
         self.rotation_seed = rotation_seed
         self.rotation = 0
-        self.sandbox = make_sandbox(sandbox)
+        self._sandbox_config = sandbox
+        self._sandbox = sandbox if isinstance(sandbox, Sandbox) else None
         self.last_timings: dict[str, float] = {}
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """Where answers run: the sandbox given, one built from the config
+        mapping over the domain policy, or the domain's shared default. Built
+        on first use, so making an env never probes nsjail (a machine
+        without it gets ``reward_error`` per answer, not a failed ``make``)."""
+        if self._sandbox is None:
+            self._sandbox = make_sandbox(self._sandbox_config) or default_sandbox()
+        return self._sandbox
 
     # ----------------------------------------------------------- subclass API
     def steps(self, task: Task, text: str) -> Steps[RewardResult]:
@@ -121,14 +132,14 @@ class CodeEnv(SingleTurnEnv):
     def _verify(self, task: Task, text: str) -> RewardResult:
         start = time.perf_counter()
         try:
-            return verify(self.steps(task, text), self.sandbox)
+            return verify(self.steps(task, text), lambda: self.sandbox)
         finally:
             self.last_timings = {"verify_s": time.perf_counter() - start}
 
     async def arespond(self, message: dict[str, Any]) -> Turn:
         start = time.perf_counter()
         try:
-            result = await averify(self.steps(self.task, message_text(message)), self.sandbox)
+            result = await averify(self.steps(self.task, message_text(message)), lambda: self.sandbox)
         finally:
             self.last_timings = {"verify_s": time.perf_counter() - start}
         return self._judge(result)

@@ -28,7 +28,7 @@ import asyncio
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -355,19 +355,23 @@ def stdio_steps(problem: StdioProblem, text: str, rotation: int, policy: Grading
     return result
 
 
-def verify(steps: Steps[RewardResult], sandbox: Sandbox | None = None) -> RewardResult:
+def verify(steps: Steps[RewardResult], sandbox: Sandbox | Callable[[], Sandbox] | None = None) -> RewardResult:
     """Run verification ``steps`` to a reward, blocking; a sandbox failure
-    becomes ``info["reward_error"]``."""
+    becomes ``info["reward_error"]``. ``sandbox``: a sandbox, a function that
+    returns one (building it may fail: that is a sandbox failure too), or
+    ``None`` for the domain's shared default."""
     try:
-        return drive(steps, sandbox or default_sandbox())
+        return drive(steps, sandbox if isinstance(sandbox, Sandbox) else (sandbox or default_sandbox)())
     except (SandboxError, OSError) as e:  # host-side: the program under test cannot cause these
         return environment_error(f"sandbox failure: {type(e).__name__}: {e}")
 
 
-async def averify(steps: Steps[RewardResult], sandbox: Sandbox | None = None) -> RewardResult:
+async def averify(steps: Steps[RewardResult], sandbox: Sandbox | Callable[[], Sandbox] | None = None) -> RewardResult:
     """Async :func:`verify`: never blocks the event loop."""
     try:
-        # Building the default sandbox probes nsjail once: keep it off the loop.
-        return await adrive(steps, sandbox or await asyncio.to_thread(default_sandbox))
+        # Building a sandbox probes nsjail once: keep it off the loop.
+        if not isinstance(sandbox, Sandbox):
+            sandbox = await asyncio.to_thread(sandbox or default_sandbox)
+        return await adrive(steps, sandbox)
     except (SandboxError, OSError) as e:
         return environment_error(f"sandbox failure: {type(e).__name__}: {e}")
