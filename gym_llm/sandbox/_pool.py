@@ -1,5 +1,4 @@
-"""Bounded concurrency: a pool of run slots that many sandboxes may share, and the one
-loop thread every synchronous call runs on (so sync calls share the pool)."""
+"""Bounded concurrency: a pool of run slots that many sandboxes may share."""
 
 from __future__ import annotations
 
@@ -8,10 +7,6 @@ import functools
 import os
 import threading
 import weakref
-from collections.abc import Coroutine
-from typing import Any, TypeVar
-
-T = TypeVar("T")
 
 
 class SandboxPool:
@@ -44,25 +39,3 @@ class SandboxPool:
 def default_pool() -> SandboxPool:
     """The process-wide pool (``os.cpu_count()`` slots) used unless one is given."""
     return SandboxPool()
-
-
-class _LoopThread:
-    """One daemon thread with an event loop that runs every synchronous call.
-
-    The sync API therefore works whether or not the caller's thread already runs an
-    event loop, and sync calls from many threads share one pool.
-    """
-
-    _lock = threading.Lock()
-    _loop: asyncio.AbstractEventLoop | None = None
-
-    @classmethod
-    def run(cls, coro: Coroutine[Any, Any, T]) -> T:
-        with cls._lock:
-            if cls._loop is None or cls._loop.is_closed():
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="gym_llm-sandbox",
-                                 daemon=True).start()
-                cls._loop = loop
-            loop = cls._loop
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()

@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gym_llm.aio import background_loop
 from gym_llm.sandbox import _nsjail, _resident
 from gym_llm.sandbox._files import (
     FileState,
@@ -20,7 +21,6 @@ from gym_llm.sandbox._files import (
     snapshot_dir,
     write_tree,
 )
-from gym_llm.sandbox._pool import _LoopThread
 from gym_llm.sandbox._runner import Runner
 from gym_llm.sandbox._types import ExecResult, Limits, SandboxError
 
@@ -96,11 +96,11 @@ class SandboxSession:
 
     def run(self, argv: Sequence[str], **kwargs: Any) -> ExecResult:
         """Synchronous :meth:`arun`."""
-        return _LoopThread.run(self.arun(argv, **kwargs))
+        return background_loop().run(self.arun(argv, **kwargs))
 
     def run_code(self, language: str, code: str, **kwargs: Any) -> ExecResult:
         """Synchronous :meth:`arun_code`."""
-        return _LoopThread.run(self.arun_code(language, code, **kwargs))
+        return background_loop().run(self.arun_code(language, code, **kwargs))
 
     async def arun(self, argv: Sequence[str], *, stdin: str | bytes = "",
                    files: Mapping[str, str | bytes] | None = None,

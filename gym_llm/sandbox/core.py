@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_llm.aio import background_loop
 from gym_llm.sandbox import _nsjail, _resident
 from gym_llm.sandbox._jail import FIX_JAIL, FIX_NSJAIL, reachable_mount
-from gym_llm.sandbox._pool import SandboxPool, _LoopThread, default_pool
+from gym_llm.sandbox._pool import SandboxPool, default_pool
 from gym_llm.sandbox._runner import Runner
 from gym_llm.sandbox._session import SandboxSession
 from gym_llm.sandbox._spares import SPARES
@@ -149,11 +150,11 @@ class Sandbox(Runner):
 
     def run(self, argv: Sequence[str], **kwargs: Any) -> ExecResult:
         """Synchronous :meth:`arun`."""
-        return _LoopThread.run(self.arun(argv, **kwargs))
+        return background_loop().run(self.arun(argv, **kwargs))
 
     def run_code(self, language: str, code: str, **kwargs: Any) -> ExecResult:
         """Synchronous :meth:`arun_code`."""
-        return _LoopThread.run(self.arun_code(language, code, **kwargs))
+        return background_loop().run(self.arun_code(language, code, **kwargs))
 
     async def arun(
         self,
@@ -215,7 +216,7 @@ def _check_isolation() -> str:
                    extra_ro_mounts=(), env={}, pool=SandboxPool(1), prespawn=False,
                    resident=False)
     try:
-        r = _LoopThread.run(probe._arun(
+        r = background_loop().run(probe._arun(
             ["/usr/bin/env"], stdin=b"", files=None, output_files=(), limits=None, env=None,
             session_dir=None))
     except SandboxError as e:
