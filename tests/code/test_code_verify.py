@@ -266,8 +266,15 @@ def test_trl_style_reward_function():
 
 
 def test_a_sandbox_config_is_built_on_the_first_answer_not_at_make(monkeypatch):
+    from gym_llm.sandbox import core
+
     monkeypatch.setenv("GYM_LLM_NSJAIL", "/nonexistent/nsjail")
-    env = gym_llm.make("code/PythonFunctions-v0", sandbox={"memory_mb": 256})  # no probe yet
-    env.reset(seed=0)
-    _, reward, terminated, _, info = env.step("```python\ndef f():\n    return 1\n```")
+    core._check_isolation.cache_clear()  # the probe is cached per process
+    try:
+        env = gym_llm.make("code/PythonFunctions-v0", sandbox={"memory_mb": 256})  # no probe yet
+        env.reset(seed=0)
+        _, reward, terminated, _, info = env.step("```python\ndef f():\n    return 1\n```")
+    finally:
+        monkeypatch.delenv("GYM_LLM_NSJAIL")
+        core._check_isolation.cache_clear()
     assert reward == 0.0 and terminated and "sandbox" in info["reward_error"]
