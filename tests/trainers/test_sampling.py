@@ -13,8 +13,9 @@ from gym_llm_trainers.checkpoint import (
     resolve_resume,
     save_checkpoint,
 )
+from gym_llm_trainers.collection import zero_variance_groups
 from gym_llm_trainers.config import CurriculumConfig, MixtureConfig, TrainerConfig, from_dict
-from gym_llm_trainers.sampling import Curriculum, zero_variance_groups
+from gym_llm_trainers.curriculum import Curriculum
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,10 +1,16 @@
 """gym-llm trainers: GRPO, PPO and an SFT warm start over gym-llm environment
 mixtures, configured by Hydra (``gym-llm-train``).
 
-The building blocks are importable on their own: :mod:`.losses` (policy, KL,
-value losses, advantages), :mod:`.batching` (token-budget micro-batches),
-:mod:`.sampling` (mixture, dynamic sampling, curriculum), :mod:`.checkpoint`,
-:mod:`.metrics`, and :mod:`.config` (every knob, documented).
+The loop is :class:`.trainer.Trainer`; its parts are modules of their own:
+:mod:`.collection` (plan over the mixture, collect, dynamic sampling, rollout
+metrics), :mod:`.advantages` (GRPO and PPO advantages: pure functions),
+:mod:`.update` (:class:`~.update.Learner`: the loss and the optimizer steps),
+:mod:`.generation` (the rollout policy: HF, vLLM, async, LoRA) and
+:mod:`.pipeline` (async rollouts). The building blocks are importable on
+their own: :mod:`.losses` (policy, KL, value losses, advantage estimators),
+:mod:`.batching` (token-budget micro-batches), :mod:`.curriculum`,
+:mod:`.sft` (the warm start), :mod:`.checkpoint`, :mod:`.metrics`, and
+:mod:`.config` (every knob, documented).
 """
 
 from .config import (

@@ -12,14 +12,17 @@ are not duplicated.
 from __future__ import annotations
 
 import json
-import math
 import os
+import statistics
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from gym_llm.jsonio import finite
+
 from .config import LoggingConfig
 
-__all__ = ["MetricsLogger", "read_metrics", "plot_reward_curve"]
+__all__ = ["MetricsLogger", "read_metrics", "plot_reward_curve", "mean"]
 
 
 def read_metrics(run_dir: str | os.PathLike) -> list[dict[str, Any]]:
@@ -35,10 +38,10 @@ def read_metrics(run_dir: str | os.PathLike) -> list[dict[str, Any]]:
     return rows
 
 
-def _clean(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
+def mean(values: Iterable[float | None]) -> float:
+    """The mean of the values that are not ``None`` (``statistics.fmean``); 0.0 when there are none."""
+    present = [v for v in values if v is not None]
+    return statistics.fmean(present) if present else 0.0
 
 
 class MetricsLogger:
@@ -95,7 +98,7 @@ class MetricsLogger:
         """Record one step's metrics (non-numeric values go to the JSONL only)."""
         if not self.enabled:
             return
-        row = {"step": step, **{k: _clean(v) for k, v in metrics.items()}}
+        row = finite({"step": step, **metrics})
         self._file.write(json.dumps(row) + "\n")
         self._file.flush()
         numeric = {k: v for k, v in row.items() if isinstance(v, int | float) and k != "step" and v is not None}

@@ -1,7 +1,5 @@
-"""Dynamic sampling's filter and the difficulty curriculum. Which groups a
-step draws is :mod:`gym_llm.mixture`'s (counter based: a function of
-``(seed, step, round, rank)``, so a resumed run draws what the uninterrupted
-run drew)."""
+"""The difficulty curriculum: each environment's ``difficulty`` kwarg moves
+towards a target success rate (``trainer.curriculum``)."""
 
 from __future__ import annotations
 
@@ -12,16 +10,7 @@ from typing import Any
 
 from .config import CurriculumConfig
 
-__all__ = ["zero_variance_groups", "Curriculum"]
-
-
-def zero_variance_groups(group_ids: Sequence[Any], rewards: Sequence[float], tol: float = 1e-8) -> set:
-    """Groups whose rewards are all equal (within ``tol``): their GRPO
-    advantages are all zero, so they carry no learning signal."""
-    by_group: dict[Any, list[float]] = {}
-    for g, r in zip(group_ids, rewards, strict=True):
-        by_group.setdefault(g, []).append(r)
-    return {g for g, rs in by_group.items() if max(rs) - min(rs) <= tol}
+__all__ = ["Curriculum"]
 
 
 @dataclass

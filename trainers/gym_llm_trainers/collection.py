@@ -1,0 +1,266 @@
+"""Collection: what a step trains on, and the held-out episodes.
+
+Each step plans its groups over the run's :class:`~gym_llm.mixture.Mixture`
+(counter based: the draw is a function of ``(seed, "plan", step, round,
+rank)``, so a resumed run draws what the uninterrupted run drew), collects
+them through one vector env per split over that mixture (each entry made with
+its own kwargs; the curriculum's difficulty on the train split), keeps the
+groups worth training on (dynamic sampling drops those with no reward
+variance and refills) and reports the rollout metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+import gym_llm
+from gym_llm.aio import run_sync
+from gym_llm.mixture import EpisodeSpec, Mixture, heldout_plan, step_rng
+from gym_llm.policies.base import SamplingParams
+from gym_llm.rollout import RolloutStats, Trajectory, acollect
+from gym_llm.vector import VectorLLMEnv
+
+from .advantages import trained_rewards, was_cut
+from .batching import Sample
+from .config import EnvEntry, PolicyConfig, RunConfig
+from .curriculum import Curriculum
+from .distributed import DistContext
+from .generation import seed_generator
+from .metrics import mean
+
+__all__ = ["Batch", "RolloutCollector", "zero_variance_groups", "rollout_sampling", "heldout_sampling"]
+
+
+class Batch:
+    """One step's collection: ``trajectories``, the episodes it trains on
+    (the kept groups' usable members); ``trajectories_all``, every episode
+    collected (dropped groups, errors and refill rounds included); the rollout
+    ``stats``; the weight ``version`` that generated it (async); and the
+    trainer-side ``samples`` of ``trajectories`` once prepared."""
+
+    def __init__(self, trajectories: list[Trajectory], stats: dict[str, float], version: int = 0,
+                 trajectories_all: list[Trajectory] | None = None):
+        self.trajectories = trajectories
+        self.trajectories_all: list[Trajectory] = list(trajectories if trajectories_all is None else trajectories_all)
+        self.stats = stats
+        self.version = version
+        self.samples: list[Sample] = []
+
+
+def zero_variance_groups(group_ids: Sequence[Any], rewards: Sequence[float], tol: float = 1e-8) -> set:
+    """Groups whose rewards are all equal (within ``tol``): their GRPO
+    advantages are all zero, so they carry no learning signal."""
+    by_group: dict[Any, list[float]] = {}
+    for g, r in zip(group_ids, rewards, strict=True):
+        by_group.setdefault(g, []).append(r)
+    return {g for g, rs in by_group.items() if max(rs) - min(rs) <= tol}
+
+
+# no per-request seed in either: the engine gives every request the same params,
+# and a shared seed would make the members of a group identical samples
+def rollout_sampling(pc: PolicyConfig) -> SamplingParams:
+    """Sampling of training rollouts: ``policy.temperature`` and ``policy.top_p``."""
+    return SamplingParams(temperature=pc.temperature, top_p=pc.top_p, max_new_tokens=pc.max_new_tokens)
+
+
+def heldout_sampling(pc: PolicyConfig, temperature: float) -> SamplingParams:
+    """Sampling of held-out evals: ``temperature`` (``trainer.eval_temperature``;
+    0 is greedy), no nucleus truncation."""
+    return SamplingParams(temperature=temperature, top_p=1.0, max_new_tokens=pc.max_new_tokens)
+
+
+class RolloutCollector:
+    """Plans, collects and filters the episodes of a run (see the module doc).
+
+    ``entries``: the run's mixture entries (weight > 0), ``mixture`` their
+    :class:`~gym_llm.mixture.Mixture`; ``curriculum`` moves their
+    difficulty from the episodes collected.
+    """
+
+    def __init__(self, cfg: RunConfig, entries: dict[str, EnvEntry], mixture: Mixture, curriculum: Curriculum,
+                 dist: DistContext):
+        self.cfg, self.tc = cfg, cfg.trainer
+        self.entries, self.mixture, self.curriculum, self.dist = entries, mixture, curriculum, dist
+        self.keys = mixture.metric_keys()
+        self._vecs: dict[str, VectorLLMEnv] = {}  # split -> the vector env over the mixture
+        self._vec_kwargs: dict[str, dict[str, dict[str, Any]]] = {}  # split -> entry -> its make kwargs
+        self._heldout_sizes: dict[str, int] = {}
+
+    # ========================================================== environments
+    def env_kwargs(self, name: str, split: str) -> dict[str, Any]:
+        """``make`` kwargs of a mixture entry: held-out overrides, or the
+        curriculum's difficulty on the train split."""
+        entry = self.entries[name]
+        kwargs = dict(entry.kwargs)
+        if split == "heldout":
+            kwargs.update(entry.heldout_kwargs)
+        elif "difficulty" in kwargs or self.tc.curriculum.enabled:
+            kwargs["difficulty"] = self.curriculum.difficulty(name)
+        return kwargs
+
+    def vec(self, split: str, slots: int) -> VectorLLMEnv:
+        """The run's vector env of ``split`` over the whole mixture, each entry
+        made with its own kwargs (:meth:`env_kwargs`); rebuilt larger when a
+        collection needs more slots than it has."""
+        vec = self._vecs.get(split)
+        if vec is None or vec.num_envs < slots:
+            if vec is not None:
+                vec.close()
+            kwargs = {name: self.env_kwargs(name, split) for name in self.entries}
+            vec = VectorLLMEnv(self.mixture, max(slots, 1), seed=self.tc.seed + 7919 * self.dist.rank,
+                               split=split, env_kwargs=kwargs)
+            self._vecs[split] = vec
+            self._vec_kwargs[split] = kwargs
+        return vec
+
+    def heldout_size(self, name: str) -> int:
+        """Tasks in an entry's held-out split (bundled datasets can be small)."""
+        if name not in self._heldout_sizes:
+            env = gym_llm.make(self.entries[name].id, split="heldout", seed=self.tc.seed,
+                               **self.env_kwargs(name, "heldout"))
+            self._heldout_sizes[name] = env.unwrapped.num_tasks
+            env.close()
+        return self._heldout_sizes[name]
+
+    def close(self) -> None:
+        for vec in self._vecs.values():
+            vec.close()
+
+    # ============================================================= collecting
+    async def collect(self, by_entry: dict[str, list[EpisodeSpec]], split: str, sampling: SamplingParams,
+                      policy: Any, stats: RolloutStats) -> list[Trajectory]:
+        """Run the planned episodes of each entry on ``split``."""
+        # One environment at a time: a decoding batch then holds prompts of
+        # similar length (arithmetic's 50 tokens are not padded to a tool
+        # schema's 700), which matters far more than overlapping the envs.
+        out: list[Trajectory] = []
+        vec = self.vec(split, max((len(specs) for specs in by_entry.values()), default=1))
+        for name, specs in sorted(by_entry.items()):
+            kwargs = self.env_kwargs(name, split)
+            if kwargs != self._vec_kwargs[split][name]:  # the curriculum moved the difficulty
+                vec.set_entry_kwargs(name, kwargs)
+                self._vec_kwargs[split][name] = kwargs
+            out += await acollect(policy, vec, episodes=specs, sampling=sampling,
+                                  max_tokens=self.cfg.policy.max_episode_tokens, stats=stats)
+        return out
+
+    def plan(self, step: int, rnd: int, n_groups: int) -> dict[str, list[EpisodeSpec]]:
+        """Round ``rnd`` of step ``step``: ``n_groups`` groups by mixture entry."""
+        rank = self.dist.rank
+        specs = self.mixture.plan_groups(n_groups, self.tc.group_size, seed=self.tc.seed,
+                                         keys=("plan", step, rnd, rank), group_prefix=f"s{step}-r{rnd}-k{rank}-g")
+        by_entry: dict[str, list[EpisodeSpec]] = defaultdict(list)
+        for spec in specs:
+            by_entry[spec.entry].append(spec)
+        return by_entry
+
+    def heldout_plan(self) -> dict[str, list[EpisodeSpec]]:
+        """The held-out episodes of an eval, by entry: the first ``eval_tasks``
+        held-out tasks of each (sharded over ranks), ``eval_samples`` samples
+        each (one when greedy)."""
+        tc, dist = self.tc, self.dist
+        k = 1 if tc.eval_temperature == 0 else max(1, tc.eval_samples)
+        by_entry: dict[str, list[EpisodeSpec]] = {}
+        for name, e in self.entries.items():
+            n = min(tc.eval_tasks if e.eval_tasks is None else e.eval_tasks, self.heldout_size(name))
+            by_entry[name] = heldout_plan(e.id, range(dist.rank, n, dist.world_size), seed=tc.seed, samples=k,
+                                          group_id=lambda i, name=name: f"eval-{name}-{i}", entry=name)
+        return by_entry
+
+    def _usable(self, members: list[Trajectory]) -> list[Trajectory]:
+        """The members of a group that can be trained on: no error, some
+        tokens generated, and not cut at the token limit under ``truncated_turns=mask``."""
+        mask_cut = self.tc.truncated_turns == "mask"
+        return [t for t in members if t.ok and t.num_generated_tokens > 0 and not (mask_cut and was_cut(t))]
+
+    def rollout(self, step: int, policy: Any) -> Batch:
+        """Collect the step's groups; with dynamic sampling, drop groups with
+        no reward variance and refill (at most ``max_refill_rounds`` more rounds)."""
+        tc = self.tc
+        t0 = time.perf_counter()
+        stats = RolloutStats()
+        everything: list[Trajectory] = []
+        kept: dict[str, list[Trajectory]] = {}
+        sampled = zero_var = 0
+        names: dict[str, str] = {}
+        need, rnd = tc.num_groups, 0
+        while True:
+            plan = self.plan(step, rnd, need)
+            for name, specs in plan.items():
+                for s in specs:
+                    names[s.group_id] = name
+            seed_generator(policy, step_rng(tc.seed, "sample", step, rnd, self.dist.rank))
+            trajs = run_sync(self.collect(plan, "train", rollout_sampling(self.cfg.policy), policy, stats))
+            everything += trajs
+            groups: dict[str, list[Trajectory]] = defaultdict(list)
+            for t in trajs:
+                groups[t.group_id].append(t)
+            sampled += len(groups)
+            for gid, members in groups.items():
+                good = self._usable(members)
+                if tc.algorithm == "grpo" and len(good) < 2:
+                    continue
+                trained = [trained_rewards(t, tc.truncated_turns)[1] for t in good]
+                flat = zero_variance_groups([gid] * len(good), trained) and tc.algorithm == "grpo"
+                zero_var += bool(flat)
+                if flat and tc.dynamic_sampling:
+                    continue
+                kept[gid] = good
+            rnd += 1
+            missing = tc.num_groups - len(kept)
+            if not tc.dynamic_sampling or missing <= 0 or rnd > tc.max_refill_rounds:
+                break
+            useful = max(len(kept) / max(sampled, 1), 0.25)  # oversample by the observed yield
+            need = min(int(math.ceil(missing / useful)), 4 * tc.num_groups)
+        chosen = list(kept)[: tc.num_groups]
+        batch = Batch([t for g in chosen for t in kept[g]], {}, trajectories_all=everything)
+        for t in everything:
+            t.info["group_env"] = names.get(t.group_id)
+        batch.stats = self._metrics(everything, stats, t0, trained=len(batch.trajectories), sampled=sampled,
+                                    kept=len(chosen), zero_var=zero_var, rounds=rnd)
+        by_env: dict[str, list[float]] = defaultdict(list)
+        for t in everything:
+            if t.ok:
+                by_env[t.info["group_env"]].append(t.reward)
+        for name, rs in by_env.items():
+            batch.stats[f"reward/{self.keys[name]}/mean"] = mean(rs)
+        if tc.curriculum.enabled:
+            for name, rs in by_env.items():
+                self.curriculum.update(name, rs)
+            batch.stats.update(self.curriculum.metrics())
+        return batch
+
+    @staticmethod
+    def _metrics(everything: list[Trajectory], stats: RolloutStats, t0: float, *, trained: int, sampled: int,
+                 kept: int, zero_var: int, rounds: int) -> dict[str, float]:
+        """Rewards, errors, lengths and throughput of every episode collected,
+        and what the group filter kept of them."""
+        rewards = [t.reward for t in everything if t.ok]
+        elapsed = max(time.perf_counter() - t0, 1e-9)
+        return {
+            "reward/mean": mean(rewards),
+            "reward/std": float(torch.tensor(rewards).std()) if len(rewards) > 1 else 0.0,
+            "trajectories/collected": len(everything),
+            "trajectories/trained": trained,
+            "trajectories/error": sum(t.error is not None for t in everything),
+            "trajectories/reward_error": sum(t.reward_error is not None for t in everything),
+            "trajectories/cut_turn": sum(was_cut(t) for t in everything),
+            "groups/sampled": sampled,
+            "groups/kept": kept,
+            "groups/zero_variance_fraction": zero_var / max(sampled, 1),
+            "rollout/rounds": rounds,
+            "response_length/mean": mean([t.num_generated_tokens for t in everything]),
+            "response_length/max": max([t.num_generated_tokens for t in everything], default=0),
+            "episode_tokens/mean": mean([len(t.response_token_ids) for t in everything]),
+            "turns/mean": mean([t.num_turns for t in everything]),
+            "truncated_fraction": mean([float(t.truncated) for t in everything]),
+            "time/rollout": elapsed,
+            "throughput/tokens_per_s": stats.generated_tokens / elapsed,
+            "throughput/completions_per_s": len(everything) / elapsed,
+        }
