@@ -11,6 +11,7 @@ variance and refills) and reports the rollout metrics.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import defaultdict
@@ -34,7 +35,28 @@ from .distributed import DistContext
 from .generation import seed_generator
 from .metrics import mean
 
-__all__ = ["Batch", "RolloutCollector", "zero_variance_groups", "rollout_sampling", "heldout_sampling"]
+__all__ = ["Batch", "RolloutCollector", "run_entries", "zero_variance_groups", "rollout_sampling",
+           "heldout_sampling"]
+
+
+def run_entries(cfg: RunConfig) -> dict[str, EnvEntry]:
+    """The mixture entries of a run, as their environments are made (train,
+    held-out and the warm start's alike): those of weight > 0, in declaration
+    order, and every one whose environment takes a ``sandbox`` kwarg
+    (``gym_llm.spec(id).accepts("sandbox")``: the code envs, math/PythonTool,
+    tool/Shell) with the run's ``sandbox`` config (the Hydra group, null
+    values dropped) in its kwargs, unless the entry sets ``sandbox`` itself."""
+    probabilities = cfg.mixture.probabilities()
+    entries = {k: e for k, e in cfg.mixture.entries().items() if k in probabilities}
+    sandbox = {k: v for k, v in dict(cfg.sandbox or {}).items() if v is not None}
+    if not sandbox:
+        return entries
+    out = {}
+    for name, e in entries.items():
+        if "sandbox" not in e.kwargs and gym_llm.spec(e.id).accepts("sandbox"):
+            e = dataclasses.replace(e, kwargs={"sandbox": dict(sandbox), **e.kwargs})
+        out[name] = e
+    return out
 
 
 class Batch:

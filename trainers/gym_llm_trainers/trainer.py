@@ -37,7 +37,7 @@ from gym_llm.rollout import ChatFormat, RolloutStats, write_jsonl
 
 from .batching import MicroBatch
 from .checkpoint import load_trainer_state, resolve_resume, save_checkpoint
-from .collection import Batch, RolloutCollector, heldout_sampling
+from .collection import Batch, RolloutCollector, heldout_sampling, run_entries
 from .config import EnvEntry, RunConfig
 from .curriculum import Curriculum
 from .distributed import DistContext
@@ -73,8 +73,8 @@ class Trainer:
         self.ckpt_root = self.run_dir / "checkpoints"
         self.mixture = cfg.mixture.mixture()
         self.probs = self.mixture.probabilities
-        entries = cfg.mixture.entries()
-        self.entries: dict[str, EnvEntry] = {k: entries[k] for k in self.probs}  # weight-0 envs are not in the run
+        #: weight-0 envs are not in the run; code-running ones get the run's sandbox config
+        self.entries: dict[str, EnvEntry] = run_entries(cfg)
         torch.manual_seed(tc.seed)
         self.lr = tc.lr if tc.lr is not None else cfg.model.lr
         self.sft_lr = tc.sft.lr if tc.sft.lr is not None else cfg.model.sft_lr
