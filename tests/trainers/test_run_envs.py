@@ -9,8 +9,8 @@ from gym_llm_trainers.curriculum import Curriculum
 from gym_llm_trainers.distributed import DistContext
 from gym_llm_trainers.train import compose, run_config
 
-import gym_llm
 from gym_llm.aio import run_sync
+from gym_llm.sandbox import SandboxError
 
 
 def _collector(*overrides: str) -> RolloutCollector:
@@ -25,10 +25,9 @@ def _sandbox_of(collector: RolloutCollector, entry: str, split: str):
     vec = collector.vec(split, 1)
     try:
         run_sync(vec.areset_at(0, entry=entry, seed=0))
-    except gym_llm.sandbox.SandboxError as e:  # the env builds its Sandbox when made
+        return vec.env_at(0).unwrapped.sandbox  # built from the env's sandbox kwarg on first use
+    except SandboxError as e:
         pytest.skip(f"nsjail sandbox unavailable here: {e}")
-    try:
-        return vec.env_at(0).unwrapped.sandbox
     finally:
         collector.close()
 
