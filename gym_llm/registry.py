@@ -15,7 +15,7 @@ import functools
 import importlib
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -28,7 +28,7 @@ from .core import LLMEnv
 
 __all__ = [
     "EnvSpec", "Registry", "UnknownEnvError", "registry", "register", "make", "spec",
-    "list_envs", "load_plugins", "ENTRY_POINT_GROUP",
+    "list_envs", "load_plugins", "with_sandbox", "ENTRY_POINT_GROUP",
 ]
 
 ENTRY_POINT_GROUP = "gym_llm"
@@ -211,6 +211,21 @@ def make(env_id: str, split: str = "train", seed: int | None = None, **kwargs: A
 def spec(env_id: str) -> EnvSpec:
     """The :class:`EnvSpec` of ``env_id``."""
     return registry.spec(env_id)
+
+
+
+def with_sandbox(env_id: str, kwargs: Mapping[str, Any], sandbox: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``kwargs`` for making ``env_id`` in a run whose ``sandbox`` config (the
+    Hydra group of gym-llm-train and gym-llm-eval) is ``sandbox``: an env that
+    takes a ``sandbox`` kwarg (:meth:`EnvSpec.accepts`) gets the config's
+    non-null values (null keeps the domain's own) unless ``kwargs`` sets
+    ``sandbox`` itself; any other env gets ``kwargs`` as they are. Unknown ids
+    raise :class:`UnknownEnvError`, looked up even when nothing is added."""
+    takes = spec(env_id).accepts("sandbox")
+    overrides = {k: v for k, v in dict(sandbox or {}).items() if v is not None}
+    if overrides and takes and "sandbox" not in kwargs:
+        return {**kwargs, "sandbox": overrides}
+    return dict(kwargs)
 
 
 def list_envs() -> list[str]:

@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..registry import list_envs, spec
+from ..registry import list_envs
+from ..registry import with_sandbox as registry_with_sandbox
 
-__all__ = ["EvalEnv", "env_set", "with_sandbox", "sandbox_overrides"]
+__all__ = ["EvalEnv", "env_set", "with_sandbox"]
 
 _ENTRY_KEYS = {"id", "kwargs", "heldout_kwargs", "difficulties", "key", "weight"}
 
@@ -81,21 +82,8 @@ def env_set(entries: Mapping[str, Any] | Sequence[Any] | str | None) -> list[Eva
     return out
 
 
-def sandbox_overrides(cfg: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A Hydra ``sandbox`` group as the ``sandbox`` kwarg of an environment:
-    its keys whose value is not ``None`` (``None`` keeps the domain's own)."""
-    return {k: v for k, v in dict(cfg or {}).items() if v is not None}
-
-
 def with_sandbox(envs: Sequence[EvalEnv], sandbox: Mapping[str, Any] | None) -> list[EvalEnv]:
-    """``envs`` with ``sandbox=`` :func:`sandbox_overrides` ``(sandbox)`` in
-    the kwargs of each environment that accepts a ``sandbox`` kwarg and whose
-    entry does not set one. Unknown ids raise (:class:`gym_llm.UnknownEnvError`)."""
-    overrides = sandbox_overrides(sandbox)
-    out = []
-    for env in envs:
-        takes = spec(env.id).accepts("sandbox")  # looked up even when unused: unknown ids fail here
-        if overrides and takes and "sandbox" not in env.kwargs:
-            env = replace(env, kwargs={**env.kwargs, "sandbox": dict(overrides)})
-        out.append(env)
-    return out
+    """``envs`` with their kwargs under a run's ``sandbox`` config
+    (:func:`gym_llm.registry.with_sandbox`, the rule gym-llm-train applies too).
+    Unknown ids raise (:class:`gym_llm.UnknownEnvError`)."""
+    return [replace(env, kwargs=registry_with_sandbox(env.id, env.kwargs, sandbox)) for env in envs]

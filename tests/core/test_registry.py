@@ -122,3 +122,16 @@ def test_broken_plugins_are_reported_by_name_and_isolated(tmp_path):
     assert all(not r["ok"] and r["fix"] for r in result["doctor"])
     bad = subprocess.run([sys.executable, "-m", "gym_llm.cli", "list"], capture_output=True, text=True, env=env)
     assert bad.returncode == 0 and "gym-llm-boom-register" in bad.stdout
+
+
+def test_with_sandbox_gives_a_runs_sandbox_config_to_the_envs_that_run_code():
+    from gym_llm.registry import with_sandbox
+
+    config = {"memory_mb": 256, "cpu_time_s": None, "isolation": "nsjail"}
+    assert with_sandbox("code/PythonFunctions-v0", {"max_turns": 1}, config) == \
+        {"max_turns": 1, "sandbox": {"memory_mb": 256, "isolation": "nsjail"}}  # null keeps the domain's
+    assert with_sandbox("math/Arithmetic-v0", {"difficulty": 0.1}, config) == {"difficulty": 0.1}
+    own = {"sandbox": {"memory_mb": 512}}
+    assert with_sandbox("tool/Shell-v0", own, config) == own  # the entry's own wins
+    with pytest.raises(gym_llm.UnknownEnvError):
+        with_sandbox("code/Nope-v0", {}, {})

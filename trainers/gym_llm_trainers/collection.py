@@ -24,6 +24,7 @@ import gym_llm
 from gym_llm.aio import run_sync
 from gym_llm.mixture import EpisodeSpec, Mixture, heldout_plan, step_rng
 from gym_llm.policies.base import SamplingParams
+from gym_llm.registry import with_sandbox
 from gym_llm.rollout import RolloutStats, Trajectory, acollect
 from gym_llm.vector import VectorLLMEnv
 
@@ -43,20 +44,12 @@ def run_entries(cfg: RunConfig) -> dict[str, EnvEntry]:
     """The mixture entries of a run, as their environments are made (train,
     held-out and the warm start's alike): those of weight > 0, in declaration
     order, and every one whose environment takes a ``sandbox`` kwarg
-    (``gym_llm.spec(id).accepts("sandbox")``: the code envs, math/PythonTool,
-    tool/Shell) with the run's ``sandbox`` config (the Hydra group, null
-    values dropped) in its kwargs, unless the entry sets ``sandbox`` itself."""
+    (the code envs, math/PythonTool, tool/Shell) with the run's ``sandbox``
+    config in its kwargs by :func:`gym_llm.registry.with_sandbox` (null values
+    dropped; an entry that sets ``sandbox`` itself keeps its own)."""
     probabilities = cfg.mixture.probabilities()
-    entries = {k: e for k, e in cfg.mixture.entries().items() if k in probabilities}
-    sandbox = {k: v for k, v in dict(cfg.sandbox or {}).items() if v is not None}
-    if not sandbox:
-        return entries
-    out = {}
-    for name, e in entries.items():
-        if "sandbox" not in e.kwargs and gym_llm.spec(e.id).accepts("sandbox"):
-            e = dataclasses.replace(e, kwargs={"sandbox": dict(sandbox), **e.kwargs})
-        out[name] = e
-    return out
+    return {k: dataclasses.replace(e, kwargs=with_sandbox(e.id, e.kwargs, cfg.sandbox))
+            for k, e in cfg.mixture.entries().items() if k in probabilities}
 
 
 class Batch:
