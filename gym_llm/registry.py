@@ -125,6 +125,12 @@ class Registry:
             )
         return spec
 
+    def register_all(self, environments: Mapping[str, tuple[str | Callable[..., LLMEnv], str, Mapping[str, Any]]]) -> None:
+        """Register a plugin's table ``{id: (entry point, description, default
+        kwargs)}``, the one way the bundled domains declare their environments."""
+        for env_id, (entry_point, description, defaults) in environments.items():
+            self.register(env_id, entry_point, description=description, **defaults)
+
     def spec(self, env_id: str) -> EnvSpec:
         try:
             return self.specs[env_id]

@@ -135,3 +135,13 @@ def test_with_sandbox_gives_a_runs_sandbox_config_to_the_envs_that_run_code():
     assert with_sandbox("tool/Shell-v0", own, config) == own  # the entry's own wins
     with pytest.raises(gym_llm.UnknownEnvError):
         with_sandbox("code/Nope-v0", {}, {})
+
+
+def test_register_all_registers_a_plugins_table():
+    from gym_llm.registry import Registry
+
+    reg = Registry()
+    reg.register_all({"tabletest/A-v0": ("gym_llm_example.envs:make_reverse", "first", {"n": 1}),
+                      "tabletest/B-v0": ("gym_llm_example.envs:make_reverse", "second", {})})
+    assert sorted(reg.specs) == ["tabletest/A-v0", "tabletest/B-v0"]
+    assert (reg.specs["tabletest/A-v0"].description, reg.specs["tabletest/A-v0"].kwargs) == ("first", {"n": 1})

@@ -42,8 +42,7 @@ ENVIRONMENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 @gym_llm.hookimpl
 def gym_llm_register(registry: Any) -> None:
-    for env_id, (entry_point, description, kwargs) in ENVIRONMENTS.items():
-        registry.register(env_id, entry_point, description=description, **kwargs)
+    registry.register_all(ENVIRONMENTS)
 
 
 @gym_llm.hookimpl

@@ -34,8 +34,7 @@ ENVIRONMENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 @gym_llm.hookimpl
 def gym_llm_register(registry: Any) -> None:
-    for env_id, (entry_point, description, defaults) in ENVIRONMENTS.items():
-        registry.register(env_id, entry_point, description=description, **defaults)
+    registry.register_all(ENVIRONMENTS)
 
 
 @gym_llm.hookimpl
