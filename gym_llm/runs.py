@@ -51,7 +51,7 @@ __all__ = [
     "CHECKPOINTS_DIR", "MODEL_DIR", "MERGED_DIR", "CONFIG_FILE", "HYDRA_CONFIG_FILE", "TRAJECTORIES_DIR",
     "TEMPORARY_GLOB", "checkpoint_name", "temporary_name", "checkpoint_step", "list_checkpoints",
     "latest_checkpoint", "checkpoint_model", "resolve_checkpoint", "run_config", "training_mixture",
-    "trajectory_files",
+    "trajectory_file", "trajectory_files",
 ]
 
 CHECKPOINTS_DIR = "checkpoints"
@@ -181,6 +181,14 @@ def training_mixture(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
             entry["key"] = key
         out[name] = entry
     return out
+
+
+def trajectory_file(run_dir: str | os.PathLike, step: int, *, heldout: bool = False) -> Path:
+    """Where gym-llm-train writes the trajectories of ``step``: the training
+    rollouts (``trajectories/step_<N>.jsonl``) or the held-out eval's
+    (``heldout_step_<N>.jsonl``)."""
+    name = f"{'heldout_' if heldout else ''}{checkpoint_name(step)}.jsonl"
+    return Path(run_dir) / TRAJECTORIES_DIR / name
 
 
 def trajectory_files(run_dir: str | os.PathLike) -> list[Path]:

@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from gym_llm.runs import MODEL_DIR
+
 from .config import RunConfig
 from .distributed import DistContext
 from .modeling import merged_state_dict, resolve_model_path
@@ -69,7 +71,7 @@ class GenerationEngine:
             self.policy = make_policy("hf", sampler, tokenizer, seed=seed, max_batch_size=pc.max_batch_size)
         elif pc.backend == "vllm":
             lora = cfg.model.lora.enabled
-            path = str(resume_from / "model") if resume_from and not lora else resolve_model_path(cfg.model)
+            path = str(resume_from / MODEL_DIR) if resume_from and not lora else resolve_model_path(cfg.model)
             self.policy = make_policy("vllm", path, seed=seed, gpu_memory_utilization=pc.gpu_memory_utilization,
                                       **pc.vllm_kwargs)
             if resume_from is not None and lora:

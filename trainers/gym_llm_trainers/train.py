@@ -17,6 +17,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from gym_llm.hydra_app import threads_for_sweep
+from gym_llm.runs import CONFIG_FILE
 
 from .config import RunConfig, from_dict, store_defaults
 
@@ -68,7 +69,7 @@ def run(cfg: DictConfig) -> Path:
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // dist.world_size))
     Path(run_dir).mkdir(parents=True, exist_ok=True)
     if dist.is_main:
-        (Path(run_dir) / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        (Path(run_dir) / CONFIG_FILE).write_text(OmegaConf.to_yaml(cfg, resolve=True))
     Trainer(rc, run_dir, dist).train()
     return Path(run_dir)
 

@@ -34,6 +34,7 @@ import torch
 from gym_llm.aio import run_sync
 from gym_llm.mixture import step_rng
 from gym_llm.rollout import ChatFormat, RolloutStats, write_jsonl
+from gym_llm.runs import CHECKPOINTS_DIR, MERGED_DIR, MODEL_DIR, trajectory_file
 
 from .batching import MicroBatch
 from .checkpoint import load_trainer_state, resolve_resume, save_checkpoint
@@ -70,7 +71,7 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.dist = dist or DistContext()
         self.device = self.dist.device
-        self.ckpt_root = self.run_dir / "checkpoints"
+        self.ckpt_root = self.run_dir / CHECKPOINTS_DIR
         self.mixture = cfg.mixture.mixture()
         self.probs = self.mixture.probabilities
         #: weight-0 envs are not in the run; code-running ones get the run's sandbox config
@@ -115,13 +116,13 @@ class Trainer:
         cfg, resume = self.cfg, self.resume_from
         model_cfg = cfg.model
         if resume is not None and not cfg.model.lora.enabled:
-            model_cfg = dataclasses.replace(cfg.model, path=str(resume / "model"), tiny={})
+            model_cfg = dataclasses.replace(cfg.model, path=str(resume / MODEL_DIR), tiny={})
         model = load_policy_model(model_cfg, self.device)
         if resume is not None and cfg.model.lora.enabled:
             from peft import set_peft_model_state_dict
             from safetensors.torch import load_file
 
-            set_peft_model_state_dict(model, load_file(resume / "model" / "adapter_model.safetensors"))
+            set_peft_model_state_dict(model, load_file(resume / MODEL_DIR / "adapter_model.safetensors"))
         self.dist.broadcast_parameters(model)
         return model
 
@@ -194,7 +195,7 @@ class Trainer:
             out["heldout/reward/macro_mean"] = mean([v for k, v in out.items() if k.endswith("/reward/mean")])
         out["time/eval"] = time.perf_counter() - t0
         if self.dist.is_main and self.cfg.logging.save_trajectories:
-            write_jsonl(trajs, self.run_dir / "trajectories" / f"heldout_step_{step:06d}.jsonl")
+            write_jsonl(trajs, trajectory_file(self.run_dir, step, heldout=True))
         return out
 
     # ======================================================== checkpoints
@@ -224,8 +225,8 @@ class Trainer:
         self.model.save_pretrained(str(out))
         self.tokenizer.save_pretrained(str(out))
         if self.cfg.model.lora.enabled:
-            self._merged_copy().save_pretrained(str(out / "merged"))
-            self.tokenizer.save_pretrained(str(out / "merged"))
+            self._merged_copy().save_pretrained(str(out / MERGED_DIR))
+            self.tokenizer.save_pretrained(str(out / MERGED_DIR))
 
     def _merged_copy(self) -> torch.nn.Module:
         return copy.deepcopy(self.model).merge_and_unload()
@@ -233,7 +234,7 @@ class Trainer:
     def save_final_model(self) -> Path:
         """``<run_dir>/model``: the trained policy (LoRA merged) and tokenizer,
         loadable with ``from_pretrained`` / ``gym-llm-eval model.path=...``."""
-        out = self.run_dir / "model"
+        out = self.run_dir / MODEL_DIR
         if self.dist.is_main:
             model = self._merged_copy() if self.cfg.model.lora.enabled else self.model
             model.save_pretrained(str(out))
@@ -277,7 +278,7 @@ class Trainer:
     def _write_trajectories(self, batch: Batch, step: int) -> None:
         lc = self.cfg.logging
         if self.dist.is_main and lc.save_trajectories and step % max(lc.trajectories_every, 1) == 0:
-            write_jsonl(batch.trajectories_all, self.run_dir / "trajectories" / f"step_{step:06d}.jsonl")
+            write_jsonl(batch.trajectories_all, trajectory_file(self.run_dir, step))
 
     def _steps(self) -> Iterator[tuple[int, Batch, dict[str, float]]]:
         """Batches in step order, synchronous or through the async pipeline."""
