@@ -8,15 +8,11 @@ import platform
 import shlex
 import sys
 
+from gym_llm.evaluate.report import cpu_model
+
 
 def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, {platform.system()}"
+    return f"{os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}, {platform.system()}"
 
 
 def header(title: str) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -24,21 +23,12 @@ import tracemalloc
 from pathlib import Path
 
 import gym_llm
+from gym_llm.evaluate.report import cpu_model
 
 ENVS = ["longctx/Needle-v0", "longctx/VariableTracking-v0", "longctx/WordFrequency-v0",
         "longctx/MultiHopQA-v0", "longctx/DocNavigator-v0"]
 SIZES = [1024, 8192, 32768, 131072]
 REPEATS = 3
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _text(task) -> str:
@@ -132,7 +122,7 @@ def main() -> None:
     nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip() or str(os.cpu_count())
     lines += [
         "",
-        f"Command: `python benchmarks/bench_longctx.py`. Machine: {nproc} CPUs ({_cpu()}), "
+        f"Command: `python benchmarks/bench_longctx.py`. Machine: {nproc} CPUs ({cpu_model()}), "
         f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}. "
         f"Date: {datetime.date.today().isoformat()}.",
     ]

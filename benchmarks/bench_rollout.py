@@ -20,25 +20,15 @@ import argparse
 import asyncio
 import datetime as dt
 import os
-import platform
 import subprocess
 import sys
 import time
 from typing import Any
 
+from gym_llm.evaluate.report import cpu_model
+
 DOMAINS = ("math", "code", "tool", "longctx")
 PREFERRED = ("math/Arithmetic-v0", "code/PythonFunctions-v0", "tool/FunctionCalling-v0", "longctx/Needle-v0")
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def pick_mixture() -> dict[str, float]:

@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gym_llm.evaluate.report import cpu_model
+
 HERE = Path(__file__).resolve().parent
 
 #: Sections appear in this order (the layers of the stack, bottom up), a
@@ -115,14 +117,7 @@ def _text(data: bytes | str | None) -> str:
 
 def machine() -> str:
     """One line describing this machine: cores, CPU model, memory, GPU, OS."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     mem = ""
     try:
         kb = int(Path("/proc/meminfo").read_text().split()[1])

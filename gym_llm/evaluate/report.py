@@ -31,10 +31,10 @@ def fmt(x: Any, digits: int = 3) -> str:
 
 def machine() -> str:
     """This machine, as the report describes it: cores, CPU model, Python."""
-    return f"{os.cpu_count()} cores, {_cpu_model()}, Python {platform.python_version()}"
+    return f"{os.cpu_count()} cores, {cpu_model()}, Python {platform.python_version()}"
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
