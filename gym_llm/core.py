@@ -15,7 +15,7 @@ import asyncio
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium
 from gymnasium.error import ResetNeeded
@@ -33,12 +33,14 @@ __all__ = ["LLMEnv", "SingleTurnEnv", "Turn", "as_assistant_message", "MAX_ACTIO
 MAX_ACTION_CHARS = 1_000_000
 
 
-def as_assistant_message(action: Any) -> tuple[dict[str, Any], str | None]:
+def as_assistant_message(action: Any, keep: Literal["head", "tail"] = "head") -> tuple[dict[str, Any], str | None]:
     """Normalise any action to an assistant message dict.
 
     Returns ``(message, problem)``: ``problem`` says why the action was not a
     well-formed turn (it is then scored as what could be read of it, usually
-    nothing). Never raises.
+    nothing). Text longer than :data:`MAX_ACTION_CHARS` is cut to its first
+    (``keep="head"``) or last (``keep="tail"``) ``MAX_ACTION_CHARS``
+    characters. Never raises.
     """
     problem = None
     if isinstance(action, str):
@@ -66,8 +68,9 @@ def as_assistant_message(action: Any) -> tuple[dict[str, Any], str | None]:
     if problem is None and not content and not msg.get("tool_calls"):
         problem = "empty response"
     if isinstance(content, str) and len(content) > MAX_ACTION_CHARS:
-        msg["content"] = content[:MAX_ACTION_CHARS]
-        problem = f"action of {len(content)} characters cut to {MAX_ACTION_CHARS}"
+        msg["content"] = content[-MAX_ACTION_CHARS:] if keep == "tail" else content[:MAX_ACTION_CHARS]
+        end = "last" if keep == "tail" else "first"
+        problem = f"action of {len(content)} characters cut to its {end} {MAX_ACTION_CHARS}"
     return msg, problem
 
 
@@ -95,7 +98,10 @@ class LLMEnv(gymnasium.Env[list, Any]):
     :meth:`on_reset`, :attr:`tools`.
 
     Contract: ``step`` never raises on a bad action (it earns the lowest reward
-    with ``info["reason"]``); ``info["reward_components"]`` is on every step;
+    with ``info["reason"]``); what was wrong with the action itself (None,
+    bytes, a non-assistant role, cut for length) is ``info["action_problem"]``
+    and leads ``info["reason"]``, before the environment's own reason;
+    ``info["reward_components"]`` is on every step;
     ``info["reward_error"]`` is set when the environment failed to score. After
     ``max_turns`` assistant turns an unfinished episode is truncated.
     """
@@ -104,6 +110,11 @@ class LLMEnv(gymnasium.Env[list, Any]):
 
     #: Default for ``info["domain"]`` when the registry does not say.
     domain: str = ""
+
+    #: Which end of an over-long action (more than :data:`MAX_ACTION_CHARS`)
+    #: is kept: ``"head"`` by default; an env that scores the final answer
+    #: (math's last ``\\boxed{}``) keeps ``"tail"``.
+    action_cut_keeps: Literal["head", "tail"] = "head"
 
     def __init__(
         self,
@@ -256,7 +267,7 @@ class LLMEnv(gymnasium.Env[list, Any]):
             raise ResetNeeded("call reset() before step()")
         if self.done:
             return None, None
-        message, problem = as_assistant_message(action)
+        message, problem = as_assistant_message(action, self.action_cut_keeps)
         self.messages.append(message)
         return message, problem
 
@@ -280,7 +291,10 @@ class LLMEnv(gymnasium.Env[list, Any]):
         info["turn"] = self.turn
         info["task_id"] = self.task.id if self.task else None
         if problem:
-            info.setdefault("reason", problem)
+            # the action's own problem is the root cause: it leads, the env's
+            # reason (what it made of the repaired action) follows
+            info["action_problem"] = problem
+            info["reason"] = f"{problem}; {info['reason']}" if info.get("reason") else problem
         if truncated:
             info.setdefault("truncated_reason", f"max_turns={self.max_turns} reached")
         reward = float(result.score)

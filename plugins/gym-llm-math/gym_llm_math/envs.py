@@ -78,6 +78,10 @@ class MathEnv(SingleTurnEnv):
         system_prompt: Prepended to every prompt.
     """
 
+    #: The score is the last ``\\boxed{}``: a turn over the core's length cap
+    #: keeps its end, where the final answer is.
+    action_cut_keeps = "tail"
+
     def __init__(
         self,
         tasks: TaskSet | Sequence[Task],
