@@ -8,7 +8,7 @@
 See ``docs/sandbox.md`` for limits, languages, isolation and measured costs.
 """
 
-from gym_llm.sandbox._files import FileState, snapshot_dir
+from gym_llm.sandbox._files import FileState, Snapshot, Usage, snapshot_dir
 from gym_llm.sandbox._pool import SandboxPool, default_pool
 from gym_llm.sandbox._session import SandboxSession
 from gym_llm.sandbox._types import ExecResult, Isolation, Limits, SandboxError
@@ -29,6 +29,8 @@ __all__ = [
     "SandboxPolicy",
     "SandboxPool",
     "SandboxSession",
+    "Snapshot",
+    "Usage",
     "available_languages",
     "default_pool",
     "diagnose",

@@ -14,14 +14,13 @@ import contextlib
 import logging
 import os
 import re
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gym_llm.sandbox import _nsjail
 from gym_llm.sandbox._exec import RawResult, spawn
-from gym_llm.sandbox._files import jail_owner, new_stage, write_tree
+from gym_llm.sandbox._files import jail_owner, new_stage, remove_tree, write_tree
 from gym_llm.sandbox._nsjail import SRCDIR, WORKDIR
 from gym_llm.sandbox._types import Limits, SandboxError
 
@@ -99,12 +98,13 @@ class Jail:
                 use_rlimit_as=spec.use_rlimit_as, idle_s=idle_s)
             proc = await spawn(argv)
         except BaseException:
-            shutil.rmtree(stage, ignore_errors=True)
+            remove_tree(stage)
             raise
         return cls(proc, stage, workdir, logfile, time.monotonic())
 
     def remove_stage(self) -> None:
-        shutil.rmtree(self.stage, ignore_errors=True)
+        """Remove the staging dir and whatever the jail left in it (never raises)."""
+        remove_tree(self.stage)
 
     async def discard(self) -> None:
         """End an unused jail: EOF on stdin makes the bootstrap exit, so nsjail tears

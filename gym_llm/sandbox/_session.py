@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 import weakref
 from collections.abc import Mapping, Sequence
@@ -13,12 +12,14 @@ from typing import Any
 from gym_llm.aio import background_loop
 from gym_llm.sandbox import _nsjail, _resident
 from gym_llm.sandbox._files import (
-    FileState,
+    Snapshot,
+    Usage,
     base_dir,
-    dir_bytes,
     jail_owner,
     read_regular,
+    remove_tree,
     snapshot_dir,
+    tree_usage,
     write_tree,
 )
 from gym_llm.sandbox._runner import Runner
@@ -54,7 +55,7 @@ def _remove_session_dir(path: str, mounted: bool) -> None:
         # The tmpfs pages the jails wrote were charged to their memory cgroups and kept
         # nsjail from removing those (EBUSY); freed now, they can go.
         _resident.remove_cgroups((), timeout_s=0.5)
-    shutil.rmtree(path, ignore_errors=True)
+    remove_tree(path)
 
 
 class SandboxSession:
@@ -124,10 +125,10 @@ class SandboxSession:
     def _enforce(self, result: ExecResult) -> ExecResult:
         """Without a tmpfs of its own (not root), fail a run that left the work dir over
         its cap, saying so on stderr (the files stay for the episode to delete)."""
-        if not self.mounted and (used := dir_bytes(self.path)) > self.max_mb << 20:
+        if not self.mounted and (used := tree_usage(self.path)).bytes > self.max_mb << 20:
             result.exit_code = result.exit_code or 1
-            result.stderr += (f"\n[gym_llm.sandbox: the session work dir holds {used} bytes, "
-                              f"over its cap of tmpfs_mb={self.max_mb} MiB]\n")
+            result.stderr += (f"\n[gym_llm.sandbox: the session work dir holds {used.bytes} "
+                              f"bytes, over its cap of tmpfs_mb={self.max_mb} MiB]\n")
         return result
 
     def write_files(self, files: Mapping[str, str | bytes]) -> None:
@@ -138,6 +139,12 @@ class SandboxSession:
         """A regular file's bytes (never through a symlink), or None."""
         return read_regular(self._check(), name, max_bytes)
 
-    def snapshot(self, max_file_bytes: int = 1 << 20) -> dict[str, FileState]:
-        """Names, kinds, permission bits and contents of everything in the work dir."""
+    def snapshot(self, max_file_bytes: int = 1 << 20) -> Snapshot:
+        """Names, kinds, permission bits and contents of the work dir (bounded; see
+        :func:`~gym_llm.sandbox.snapshot_dir`: ``complete`` says if all of it)."""
         return snapshot_dir(self._check(), max_file_bytes=max_file_bytes)
+
+    def usage(self, max_entries: int = 100_000) -> Usage:
+        """Entries and bytes in the work dir, counted by a bounded walk that never
+        raises (``complete`` is False past ``max_entries`` or too deep a tree)."""
+        return tree_usage(self._check(), max_entries=max_entries)

@@ -444,27 +444,13 @@ class BashTool:
         except SandboxError as e:
             self.error = self.error or f"SandboxError: {e}"
             raise
-        entries = await asyncio.to_thread(_count_entries, self.session.path, WORKDIR_MAX_ENTRIES)
-        if entries > WORKDIR_MAX_ENTRIES:
-            self.over_quota = f"the work directory exceeded its quota of {WORKDIR_MAX_ENTRIES} entries"
+        # The sandbox's bounded walk: a tree too deep or too large to count is over quota.
+        usage = await asyncio.to_thread(self.session.usage, WORKDIR_MAX_ENTRIES)
+        if not usage.complete or usage.entries > WORKDIR_MAX_ENTRIES:
+            self.over_quota = (f"the work directory exceeded its quota of {WORKDIR_MAX_ENTRIES} "
+                               "entries or its depth limit")
             return format_result(result) + f"\n({self.over_quota}; no more commands will run)"
         return format_result(result)
-
-
-def _count_entries(root: str, max_entries: int) -> int:
-    """Entries under ``root``; stops counting past ``max_entries``."""
-    entries = 0
-    stack = [root]
-    while stack and entries <= max_entries:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for entry in it:
-                    entries += 1
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-        except OSError:  # made unreadable from inside (chmod 000) and we are not root: skip it
-            continue
-    return entries
 
 
 @functools.cache
@@ -527,7 +513,11 @@ class ShellEnv(ToolEnv):
                 return RewardResult(0.0, {"state": 0.0}, {"reward_error": f"sandbox failed: {error}"})
             if self.shell.over_quota:
                 return RewardResult(0.0, {"state": 0.0}, {"reason": self.shell.over_quota})
-            return verify_shell_state(self.task.metadata["target"], self.shell.session.snapshot())
+            snapshot = self.shell.session.snapshot()
+            if not snapshot.complete:  # the model's doing: scored, not a reward_error
+                return RewardResult(0.0, {"state": 0.0}, {"reason": "the work directory is too "
+                                                          "large or deep to check"})
+            return verify_shell_state(self.task.metadata["target"], snapshot)
         finally:
             self._close_session()  # the work dir dies with the episode
 
