@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 
@@ -152,26 +153,33 @@ def test_links_fifos_sockets_unreadable_dirs_and_odd_names(tsb, no_leak):
     assert not os.path.exists(path)
 
 
-def test_remove_tree_as_a_plain_function(tmp_path):
+def test_remove_tree_as_a_plain_function():
     """The host helper itself, on a tree we build: deep (no recursion), long paths,
     unreadable dirs; it never raises and reports what it did."""
-    root = tmp_path / "t"
-    fd = os.open(tmp_path, os.O_RDONLY)
-    os.mkdir("t", dir_fd=fd)
-    cur = os.open("t", os.O_RDONLY, dir_fd=fd)
-    for _ in range(3000):
-        os.mkdir("x" * 200, dir_fd=cur)
-        nxt = os.open("x" * 200, os.O_RDONLY, dir_fd=cur)
+    # Not pytest's tmp_path: a tree left by a failing run would break pytest's own
+    # (recursive) cleanup of it in every later session; GNU rm removes it if we fail.
+    base = tempfile.mkdtemp(prefix="gymllm-rmtree-")
+    try:
+        root = os.path.join(base, "t")
+        os.mkdir(root)
+        cur = os.open(root, os.O_RDONLY)
+        for i in range(3000):
+            os.mkdir("x" * 200, dir_fd=cur)
+            nxt = os.open("x" * 200, os.O_RDONLY, dir_fd=cur)
+            if i % 500 == 0:
+                os.mkfifo("fifo", dir_fd=cur)
+                os.chmod(cur, 0)
+            os.close(cur)
+            cur = nxt
         os.close(cur)
-        cur = nxt
-    os.close(cur)
-    os.close(fd)
-    assert not tree_usage(str(root)).complete
-    assert remove_tree(str(root)) and not root.exists()
-    assert remove_tree(str(root))  # already gone: fine
-    f = tmp_path / "file"
-    f.write_text("x")
-    assert remove_tree(str(f)) and not f.exists()
+        assert not tree_usage(root).complete
+        assert remove_tree(root) and not os.path.exists(root)
+        assert remove_tree(root)  # already gone: fine
+        f = os.path.join(base, "file")
+        open(f, "w").close()
+        assert remove_tree(f) and not os.path.exists(f)
+    finally:
+        subprocess.run(["rm", "-rf", base], check=False)
 
 
 def test_shell_env_scores_a_deep_tree_instead_of_a_reward_error(stage_root, host):
