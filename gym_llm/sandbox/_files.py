@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from gym_llm.sandbox import _nsjail
-from gym_llm.sandbox._nsjail import JAIL_ID
 from gym_llm.sandbox._types import SandboxError
 
 log = logging.getLogger("gym_llm.sandbox")
@@ -37,15 +36,30 @@ def base_dir() -> str:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise SandboxError(f"sandbox staging dir {root} is not a directory owned by us; "
                            "remove it or set GYM_LLM_SANDBOX_DIR")
-    os.chmod(root, 0o711)  # others may traverse to a known stage dir, never list them
+    # Others may pass through (the jail init lives here) but never list; each stage dir
+    # below is reachable by its own jail only.
+    os.chmod(root, 0o711)
     return root
 
 
-def new_stage() -> str:
-    """A fresh per-run staging dir under :func:`base_dir` (the caller removes it)."""
-    stage = tempfile.mkdtemp(prefix="run-", dir=base_dir())
+def _jail_traversable(path: str) -> None:
+    """Mode 0710, group the jail's outside gid: nsjail resolves mount sources with the
+    jail's ids, so the jail may pass through ``path`` to a name it knows, and nobody
+    else (but us) may even do that. Not root: the jail runs as us, so 0700."""
+    uid, gid = jail_owner()
+    if uid == os.getuid():
+        os.chmod(path, 0o700)
+        return
+    os.chown(path, os.getuid(), gid)
+    os.chmod(path, 0o710)
+
+
+def new_stage(prefix: str = "run-") -> str:
+    """A fresh staging dir under :func:`base_dir` that only we and the jail can pass
+    through (the caller removes it)."""
+    stage = tempfile.mkdtemp(prefix=prefix, dir=base_dir())
     try:
-        os.chmod(stage, 0o755)
+        _jail_traversable(stage)
     except BaseException:
         remove_tree(stage)
         raise
@@ -77,9 +91,10 @@ def to_bytes(data: str | bytes) -> bytes:
 
 
 def jail_owner() -> tuple[int, int]:
-    """The host uid/gid the jail's files belong to (``nobody`` as root, else ours)."""
+    """The host uid/gid the jail's files belong to (this process's id of the dedicated
+    range as root, else ours)."""
     caps = _nsjail.host_caps()
-    return (JAIL_ID, JAIL_ID) if caps.is_root else (caps.uid, caps.gid)
+    return caps.jail_uid, caps.jail_gid
 
 
 def write_tree(root: str, files: Mapping[str, str | bytes], owner: tuple[int, int] | None) -> None:

@@ -20,8 +20,17 @@ from gym_llm.sandbox._types import Limits, SandboxError
 WORKDIR = "/work"
 #: Read-only directory for sources too large to pass on the command line.
 SRCDIR = "/src"
-#: The unprivileged id the jail runs as, inside and (when we are root) outside.
+#: The unprivileged id the jail runs as inside.
 JAIL_ID = 65534
+#: The host uid/gid range jails run as outside when we are root: 2,000,000,000 to
+#: 2,000,065,535. It is above every distro's system and regular users, systemd's
+#: dynamic users (61184-65519) and container ranges (524288-1878982655), below
+#: systemd's foreign range (0x7FFE0000) and 2^31 (tools that keep uids in a signed
+#: int). Each process takes one id of it that no account and no running process has
+#: (so no host process can signal its jails or reach their work dirs);
+#: ``$GYM_LLM_SANDBOX_UID`` names one instead.
+JAIL_HOST_ID_BASE = 2_000_000_000
+JAIL_HOST_ID_COUNT = 65_536
 
 # Kafel policy. Kill what a contained program never needs and what has a history of
 # kernel escapes; return ENOSYS for clone3 because its flags live behind a pointer
@@ -90,6 +99,8 @@ class HostCaps:
     is_root: bool
     uid: int
     gid: int
+    jail_uid: int  # the jail's uid and gid outside (ours unless we are root)
+    jail_gid: int
     cgroup_memory: str | None  # mount point of a usable v1 memory controller
     cgroup_pids: str | None
     cgroup_detail: str
@@ -119,7 +130,78 @@ def host_caps() -> HostCaps:
         missing = [n for n, m in (("memory", mem), ("pids", pids)) if not m]
         detail = (f"no writable cgroup v1 {'/'.join(missing)} controller: falling back to "
                   "RLIMIT_AS (memory) and RLIMIT_NPROC (processes)")
-    return HostCaps(is_root, os.getuid(), os.getgid(), mem, pids, detail)
+    jail_uid, jail_gid = (pick_jail_id(), pick_jail_id()) if is_root else (os.getuid(), os.getgid())
+    return HostCaps(is_root, os.getuid(), os.getgid(), jail_uid, jail_gid, mem, pids, detail)
+
+
+def _status_ids(pid: str) -> tuple[set[int], int]:
+    """(uids and gids, parent pid) of process ``pid``; (empty, 0) if it is gone."""
+    ids: set[int] = set()
+    ppid = 0
+    with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("Uid:", "Gid:")):
+                ids.update(int(x) for x in line.split()[1:])
+            elif line.startswith("PPid:"):
+                ppid = int(line.split()[1])
+    return ids, ppid
+
+
+def foreign_holders(jail_id: int) -> list[str]:
+    """Who else has ``jail_id``: ``"passwd"``/``"group"`` entries and pids of running
+    processes that hold it and are not descendants of this process (not our jails)."""
+    out = []
+    for table in ("/etc/passwd", "/etc/group"):
+        with contextlib.suppress(OSError), open(table, errors="replace") as f:
+            if any(line.split(":")[2:3] == [str(jail_id)] for line in f):
+                out.append(table.rsplit("/", 1)[1])
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        ids, ppid = _status_ids(entry)
+        if jail_id not in ids:
+            continue
+        hops = 0
+        while ppid not in (0, me) and hops < 64:  # walk up to us, or to init
+            ppid = _status_ids(str(ppid))[1]
+            hops += 1
+        if ppid != me:
+            out.append(entry)
+    return out
+
+
+def ids_in_use() -> set[int]:
+    """Every uid and gid named in /etc/passwd and /etc/group or held (real, effective,
+    saved or filesystem) by a process running now."""
+    used: set[int] = set()
+    for table in ("/etc/passwd", "/etc/group"):
+        with contextlib.suppress(OSError), open(table, errors="replace") as f:
+            for line in f:
+                fields = line.split(":")
+                if len(fields) > 2 and fields[2].isdigit():
+                    used.add(int(fields[2]))
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            used |= _status_ids(entry)[0]
+    return used
+
+
+def pick_jail_id() -> int:
+    """This process's outside uid (and gid) for its jails: ``$GYM_LLM_SANDBOX_UID``, else
+    the first id of the dedicated range, from an offset by pid, that is in use nowhere.
+    Another gym-llm process's jails hold theirs, so concurrent trainers differ."""
+    env = os.environ.get("GYM_LLM_SANDBOX_UID")
+    if env:
+        if not env.isdigit() or int(env) in (0, JAIL_ID) or int(env) >= 2**32 - 1:
+            raise SandboxError(f"GYM_LLM_SANDBOX_UID={env!r} must be an unused uid, not 0 or 65534")
+        return int(env)
+    used = ids_in_use()
+    for i in range(JAIL_HOST_ID_COUNT):
+        cand = JAIL_HOST_ID_BASE + (os.getpid() + i) % JAIL_HOST_ID_COUNT
+        if cand not in used:
+            return cand
+    raise SandboxError("every id of the jail uid range is in use; set GYM_LLM_SANDBOX_UID")
 
 
 def cleanup_cgroups(child_pid: int) -> bool:
@@ -179,15 +261,14 @@ def build_argv(
     """The nsjail command line for one run of ``command`` under ``limits``.
 
     Every run: all namespaces (network too unless ``limits.network``), uid/gid
-    ``65534`` inside and outside (outside only when we are root: an unprivileged user
-    can only map itself), no host environment, only the listed mounts (read-only unless
+    ``65534`` inside, outside this process's id of the dedicated range (when we are
+    root; an unprivileged user can only map itself), no host environment, only the listed mounts (read-only unless
     in ``rw_mounts``), seccomp, rlimits, and cgroups where available. ``idle_s`` is
     how long the jail may wait for its input before the run starts (pre-spawned jails):
     it extends nsjail's own time limit, a backstop to the exact kill done from Python.
     """
     caps = host_caps()
-    outside_uid = JAIL_ID if caps.is_root else caps.uid
-    outside_gid = JAIL_ID if caps.is_root else caps.gid
+    outside_uid, outside_gid = caps.jail_uid, caps.jail_gid
     # nsjail's own time limit has 1 s granularity; it is a backstop to the exact
     # wall-time kill done from Python.
     argv = [

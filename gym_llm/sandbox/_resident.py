@@ -2,7 +2,8 @@
 
 Starting nsjail costs ≈ 5 ms of CPU per run (exec, dynamic loading, page faults) before
 any jail exists. In listen mode one nsjail process stays up and, for every TCP
-connection on 127.0.0.1, clones a **fresh** jail (new namespaces, cgroups, tmpfs
+connection on 127.0.0.1 of a private network namespace (see :class:`Daemons`), clones
+a **fresh** jail (new namespaces, cgroups, tmpfs
 ``/work``) running our tiny init (``_init.c``) as PID 1 with the connection as its
 fds 0/1/2. The init forwards a declared number of stdin bytes to the program and
 frames the program's stdout/stderr and wait status back (see ``_init.c``); the host
@@ -20,6 +21,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import ctypes
+import fcntl
 import functools
 import hashlib
 import logging
@@ -52,6 +54,8 @@ _SOURCE = Path(__file__).with_name("_init.c")
 _HELLO, _STDOUT, _STDERR, _EXIT = 0, 1, 2, 3
 _CHUNK = 256 * 1024
 _PR_SET_PDEATHSIG = 1
+_CLONE_NEWNET = 0x40000000
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
 
 class Malformed(Exception):
@@ -93,13 +97,15 @@ def _pdeathsig() -> None:  # in the daemon, between fork and exec
 
 @dataclass
 class Daemon:
-    """One resident ``nsjail -Ml`` on ``127.0.0.1:port``, with at most one spare
+    """One resident ``nsjail -Ml`` on ``127.0.0.1:port`` of the private network
+    namespace that ``netns`` (the spawner thread) lives in, with at most one spare
     connection: a jail already set up whose program (the interpreter) is already
     started and waiting for its input."""
 
     proc: subprocess.Popen[bytes]
     port: int
     logfile: str
+    netns: concurrent.futures.Executor
     spare: socket.socket | None = None
     spare_born: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -108,6 +114,8 @@ class Daemon:
         return self.proc.poll() is None
 
     def _connect(self) -> socket.socket:
+        """A new connection (in the ``netns`` thread: a socket belongs to the network
+        namespace of the thread that creates it)."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             # Loopback: completes in the kernel's backlog at once; nsjail accepts the
@@ -119,7 +127,17 @@ class Daemon:
         sock.setblocking(False)
         return sock
 
-    def connection(self) -> socket.socket:
+    def _new_spare(self) -> None:
+        try:
+            spare = self._connect()
+        except SandboxError:
+            return
+        with self.lock:
+            old, self.spare, self.spare_born = self.spare, spare, time.monotonic()
+        if old is not None:
+            old.close()
+
+    async def connection(self) -> socket.socket:
         """A connection to a fresh jail (the spare if it is fresh enough); starts the
         next spare. Every jail serves one connection only."""
         with self.lock:
@@ -127,13 +145,9 @@ class Daemon:
         if sock is not None and time.monotonic() - self.spare_born > MAX_IDLE_S:
             sock.close()
             sock = None
-        sock = sock or self._connect()
-        with contextlib.suppress(SandboxError):
-            spare = self._connect()
-            with self.lock:
-                old, self.spare, self.spare_born = self.spare, spare, time.monotonic()
-            if old is not None:
-                old.close()
+        if sock is None:
+            sock = await asyncio.get_running_loop().run_in_executor(self.netns, self._connect)
+        self.netns.submit(self._new_spare)
         return sock
 
     def stop_spare(self) -> None:
@@ -177,10 +191,11 @@ def remove_cgroups(pids: Sequence[int], timeout_s: float = 2.0) -> None:
 
 
 def _listening(port: int) -> bool:
-    """Is something listening on 127.0.0.1:port (from /proc/net/tcp, without connecting:
-    a connection would start a jail). nsjail binds ``::ffff:127.0.0.1`` (tcp6)."""
+    """Is something listening on 127.0.0.1:port of this thread's network namespace
+    (from /proc/thread-self/net/tcp, without connecting: a connection would start a
+    jail). nsjail binds ``::ffff:127.0.0.1`` (tcp6)."""
     want = f"0100007F:{port:04X}"
-    for table in ("/proc/net/tcp6", "/proc/net/tcp"):
+    for table in ("/proc/thread-self/net/tcp6", "/proc/thread-self/net/tcp"):
         with contextlib.suppress(OSError), open(table) as f:
             for line in list(f)[1:]:
                 fields = line.split()
@@ -195,8 +210,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(argv_tail: Sequence[str], log_dir: str) -> Daemon:
-    """Start a daemon on a free port and wait until it listens (retrying a lost port race)."""
+def _start(argv_tail: Sequence[str], log_dir: str, netns: concurrent.futures.Executor) -> Daemon:
+    """Start a daemon on a free port and wait until it listens (retrying a lost port
+    race). Runs in the ``netns`` thread, so the daemon is born in its namespace."""
     last = ""
     for _ in range(5):
         port = _free_port()
@@ -209,23 +225,75 @@ def _start(argv_tail: Sequence[str], log_dir: str) -> Daemon:
         deadline = time.monotonic() + 10
         while proc.poll() is None and time.monotonic() < deadline:
             if _listening(port):
-                return Daemon(proc, port, logfile)
+                return Daemon(proc, port, logfile, netns)
             time.sleep(0.002)
         with contextlib.suppress(OSError):
             last = Path(logfile).read_text(errors="replace")[-800:]
-        Daemon(proc, port, logfile).stop()
+        Daemon(proc, port, logfile, netns).stop()
     raise SandboxError(f"could not start a resident nsjail: {last or 'no log'}")
 
 
+def _enter_private_netns() -> None:
+    """Move the calling thread into a new network namespace with its loopback up.
+
+    Only a process with ``CAP_SYS_ADMIN`` on the host (root) can enter it (``setns``),
+    so no other uid can reach a daemon listening there, nor can a jail run with
+    ``network=True`` (it shares the host's namespace)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare(CLONE_NEWNET): {os.strerror(err)}")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        ifr = fcntl.ioctl(s, _SIOCGIFFLAGS, struct.pack("16sH22x", b"lo", 0))
+        flags = struct.unpack("16sH22x", ifr)[1] | _IFF_UP
+        fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags))
+
+
 class Daemons:
-    """The daemons of this process, keyed by their jail command line."""
+    """The daemons of this process, keyed by their jail command line.
+
+    Daemons are started from one long-lived thread, the *spawner*: PDEATHSIG follows
+    the thread that forked, so a daemon must not be tied to a short-lived caller
+    thread; and that thread lives in a private network namespace (entered once, when
+    it starts), so every daemon it forks listens there and every connection to one is
+    made from it. Where that namespace cannot be made (not root) there are no daemons:
+    a TCP port on the host's loopback would be open to every local uid.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._daemons: dict[tuple[str, ...], Daemon] = {}
-        # Daemons are started from one long-lived thread: PDEATHSIG follows the thread
-        # that forked, so a daemon must not be tied to a short-lived caller thread.
-        self._spawner = concurrent.futures.ThreadPoolExecutor(1, "gym_llm-nsjaild")
+        self._netns_error: str | None = None
+        self._spawner = concurrent.futures.ThreadPoolExecutor(
+            1, "gym_llm-nsjaild", initializer=self._init_spawner)
+
+    def _init_spawner(self) -> None:
+        try:
+            _enter_private_netns()
+        except OSError as e:
+            self._netns_error = str(e)
+            log.info("no private network namespace for resident nsjail: %s", e)
+
+    @property
+    def netns(self) -> concurrent.futures.Executor:
+        """The spawner thread, in the daemons' network namespace."""
+        return self._spawner
+
+    @functools.cached_property
+    def unavailable(self) -> str | None:
+        """Why there can be no daemons here (None: there can)."""
+        self._spawner.submit(lambda: None).result()  # runs the initializer once
+        return self._netns_error
+
+    def where(self) -> str:
+        """Where the daemons listen, for ``gym-llm doctor``."""
+        if self.unavailable:
+            return f"none: {self.unavailable}"
+        tid = self._spawner.submit(threading.get_native_id).result()
+        with self._lock:
+            ports = sorted(d.port for d in self._daemons.values())
+        return (f"127.0.0.1 in the private network namespace /proc/{os.getpid()}/task/{tid}/ns/net "
+                f"(enterable by root only); ports in use now: {ports or 'none'}")
 
     def _get_sync(self, key: tuple[str, ...], log_dir: str) -> Daemon:
         with self._lock:
@@ -237,7 +305,9 @@ class Daemons:
             log.warning("resident nsjail on port %d died (status %s); restarting",
                         d.port, d.proc.returncode)
             d.stop()
-        new = _start(key, log_dir)
+        if self._netns_error:
+            raise SandboxError(f"no resident nsjail: {self._netns_error}")
+        new = _start(key, log_dir, self._spawner)
         with self._lock:
             evicted = [self._daemons.pop(k) for k in list(self._daemons)[
                 :max(0, len(self._daemons) + 1 - MAX_DAEMONS)]]
@@ -293,7 +363,7 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
     """
     loop = asyncio.get_running_loop()
     t0 = time.perf_counter()
-    sock = daemon.connection()
+    sock = await daemon.connection()
     out, err = bytearray(), bytearray()
     buf = bytearray()
     status: int | None = None
@@ -358,13 +428,23 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
                    time.perf_counter() - t0, malformed, detail)
 
 
+def max_conns(concurrency: int) -> int:
+    """A daemon's cap on live jails (nsjail ``--max_conns``) for a sandbox running at
+    most ``concurrency`` programs at once: those, the spare, and as many again that
+    were closed and are still being torn down. A backstop: the pool already bounds
+    the runs, and no other uid can connect."""
+    return 2 * concurrency + 2
+
+
 def daemon_argv(nsjail: str, command: Sequence[str], *, limits: Limits, ro_mounts: Sequence[str],
-                env: dict[str, str], use_rlimit_as: bool, init: str) -> tuple[str, ...]:
-    """The daemon's nsjail argv (mode, port and log added by :func:`_start`)."""
+                env: dict[str, str], use_rlimit_as: bool, init: str,
+                concurrency: int) -> tuple[str, ...]:
+    """The daemon's nsjail argv (mode, port and log added by :func:`_start`); at most
+    :func:`max_conns` of ``concurrency`` jails live at once."""
     argv = _nsjail.build_argv(nsjail, [INIT_PATH, *command], limits=limits,
                               ro_mounts=[*ro_mounts, f"{init}:{INIT_PATH}"], env=env,
                               tmpfs_work=True, log_path="", use_rlimit_as=use_rlimit_as,
                               idle_s=MAX_IDLE_S)
     # build_argv's run-mode head is "<nsjail> -Mo --log <path>"; the daemon sets its own.
     assert argv[1:4] == ["-Mo", "--log", ""]
-    return (argv[0], *argv[4:])
+    return (argv[0], "--max_conns", str(max_conns(concurrency)), *argv[4:])

@@ -182,7 +182,8 @@ class Runner:
                 use_rlimit_as=lang.use_rlimit_as if lang else True,
                 host_workdir=bool(files or output_files) and session_dir is None)
             if (self.resident and spec_residentable(spec, lang, session_dir, src_files)
-                    and (init := _resident.init_binary()) is not None):
+                    and (init := _resident.init_binary()) is not None
+                    and not _resident.DAEMONS.unavailable):
                 return await self._execute_resident(spec, init, stdin, limits, lang)
             # Only runs whose whole program arrives on stdin can use a jail started
             # before the program was known; every jail still serves exactly one run.
@@ -215,7 +216,8 @@ class Runner:
         """One run in a fresh jail cloned by the resident daemon of ``spec``."""
         key = _resident.daemon_argv(
             spec.nsjail, spec.command, limits=spec.limits, ro_mounts=spec.ro_mounts,
-            env=dict(spec.env), use_rlimit_as=spec.use_rlimit_as, init=init)
+            env=dict(spec.env), use_rlimit_as=spec.use_rlimit_as, init=init,
+            concurrency=self.pool.max_concurrency)
         for attempt in (0, 1):
             daemon = await _resident.DAEMONS.get(key, base_dir())
             try:
@@ -309,7 +311,10 @@ def spec_residentable(spec: JailSpec, lang: Language | None, session_dir: str | 
                       src_files: Mapping[str, str | bytes] | None) -> bool:
     """Can a resident daemon serve this run? Only self-contained stdin-fed programs
     (Python) in a fresh tmpfs ``/work``: a daemon's mounts are fixed, so per-run host
-    dirs (files in/out, sessions, compiled binaries) need a per-run nsjail."""
+    dirs (files in/out, sessions, compiled binaries) need a per-run nsjail; and
+    without the network (a jail with it shares its nsjail's network namespace, and a
+    daemon's is private)."""
     return (lang is not None and lang.run_stdin is not None and session_dir is None
-            and not src_files and not spec.host_workdir and not spec.rw_mounts)
+            and not src_files and not spec.host_workdir and not spec.rw_mounts
+            and not spec.limits.network)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,8 +13,8 @@ from gym_llm.sandbox import _nsjail, _resident
 from gym_llm.sandbox._files import (
     Snapshot,
     Usage,
-    base_dir,
     jail_owner,
+    new_stage,
     read_regular,
     remove_tree,
     snapshot_dir,
@@ -47,7 +46,7 @@ def _mount_tmpfs(path: str, size_mb: int) -> bool:
     return True
 
 
-def _remove_session_dir(path: str, mounted: bool) -> None:
+def _remove_session_dir(home: str, path: str, mounted: bool) -> None:
     if mounted:
         import ctypes
 
@@ -55,28 +54,32 @@ def _remove_session_dir(path: str, mounted: bool) -> None:
         # The tmpfs pages the jails wrote were charged to their memory cgroups and kept
         # nsjail from removing those (EBUSY); freed now, they can go.
         _resident.remove_cgroups((), timeout_s=0.5)
-    remove_tree(path)
+    remove_tree(home)
 
 
 class SandboxSession:
     """A host work dir that persists across the runs of one episode.
 
-    Each call is still a fresh jail; only ``/work`` (this dir, owned by the jail's
+    Each call is still a fresh jail; only ``/work`` (``path``, owned by the jail's
     unprivileged uid, bind-mounted read-write) carries over. Closing removes it.
+    ``path`` lies in a staging dir only we and the jail may pass through, so a jail
+    that opens up the modes of its work dir still opens it to no one else.
     """
 
     def __init__(self, sandbox: Runner) -> None:
         self.sandbox = sandbox
-        self.path = tempfile.mkdtemp(prefix="session-", dir=base_dir())
+        self._home = new_stage("session-")
+        self.path = os.path.join(self._home, "work")
+        os.mkdir(self.path, 0o700)
         os.chown(self.path, *jail_owner())
-        os.chmod(self.path, 0o700)
         self.closed = False
         #: The work dir's cap in MiB (the sandbox's ``tmpfs_mb`` at creation).
         self.max_mb = sandbox.limits.tmpfs_mb
         # Root: the dir is a tmpfs of its own, so the kernel enforces the cap (ENOSPC).
         # Otherwise the size is checked after every run (see _enforce).
         self.mounted = _mount_tmpfs(self.path, self.max_mb)
-        self._finalizer = weakref.finalize(self, _remove_session_dir, self.path, self.mounted)
+        self._finalizer = weakref.finalize(self, _remove_session_dir, self._home, self.path,
+                                          self.mounted)
 
     def __enter__(self) -> SandboxSession:
         return self

@@ -39,10 +39,18 @@ def diagnose() -> list[dict[str, object]]:
                              "run as root or enable unprivileged user namespaces; or pass "
                              "isolation='none' for trusted code only"))
     caps = _nsjail.host_caps()
-    rows.append(_row(
-        "sandbox: outside uid", True,
-        f"jail runs as uid {_nsjail.JAIL_ID} (nobody) on the host" if caps.is_root else
-        f"jail runs as your uid {caps.uid} on the host (only root can map another uid)"))
+    if caps.is_root:
+        lo, hi = _nsjail.JAIL_HOST_ID_BASE, _nsjail.JAIL_HOST_ID_BASE + _nsjail.JAIL_HOST_ID_COUNT - 1
+        shared = _nsjail.foreign_holders(caps.jail_uid)
+        rows.append(_row(
+            "sandbox: outside uid", not shared,
+            f"jails run as uid/gid {caps.jail_uid} on the host (this process's id of the "
+            f"dedicated range {lo}-{hi}); "
+            + (f"ALSO HELD BY {shared}" if shared else "no account or other process has it"),
+            "set GYM_LLM_SANDBOX_UID to an unused uid" if shared else ""))
+    else:
+        rows.append(_row("sandbox: outside uid", True, f"jail runs as your uid {caps.uid} on the "
+                         "host (only root can map another uid)"))
     cg_ok = bool(caps.cgroup_memory and caps.cgroup_pids)
     rows.append(_row("sandbox: cgroups", cg_ok, caps.cgroup_detail,
                      "" if cg_ok else "run as root with cgroup v1 memory+pids controllers "
@@ -68,11 +76,21 @@ def diagnose() -> list[dict[str, object]]:
         except SandboxError as e:
             rows.append(_row(f"sandbox: language {name}", False, str(e), ""))
     init = _resident.init_binary()
-    rows.append(_row("sandbox: resident nsjail", init is not None,
-                     f"Python runs in jails cloned by a resident nsjail (init {init})" if init
-                     else "no C compiler to build the jail init: every run starts nsjail "
-                     "(≈ 5 ms more CPU per run)",
-                     "" if init else "install gcc (or cc) to enable the resident path"))
+    why_not = _resident.DAEMONS.unavailable
+    resident_ok = init is not None and not why_not
+    if resident_ok:
+        detail = (f"Python runs in jails cloned by a resident nsjail (init {init}); daemons "
+                  f"listen on {_resident.DAEMONS.where()}; at most 2 x concurrency + 2 live "
+                  "jails each (--max_conns)")
+    elif init is None:
+        detail = ("no C compiler to build the jail init: every run starts nsjail "
+                  "(≈ 5 ms more CPU per run)")
+    else:
+        detail = (f"no private network namespace for the daemons ({why_not}): every run "
+                  "starts nsjail (a loopback port would be open to every uid)")
+    rows.append(_row("sandbox: resident nsjail", resident_ok, detail,
+                     "" if resident_ok else "install gcc (or cc) and run as root to enable "
+                     "the resident path"))
     base = os.environ.get("GYM_LLM_SANDBOX_DIR", "/dev/shm")
     rows.append(_row("sandbox: staging dir", os.access(base, os.W_OK),
                      f"per-run host dirs under {base}",

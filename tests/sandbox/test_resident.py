@@ -55,8 +55,9 @@ def test_dead_daemon_is_restarted(sb, host):
 
 
 def _fake_daemon(reply: bytes) -> tuple[_resident.Daemon, threading.Thread]:
-    """A loopback listener speaking bytes of our choosing in place of a jail."""
-    srv = socket.socket()
+    """A loopback listener speaking bytes of our choosing in place of a jail (in the
+    daemons' private network namespace, where the host connects)."""
+    srv = _resident.DAEMONS.netns.submit(socket.socket).result()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
 
@@ -69,7 +70,8 @@ def _fake_daemon(reply: bytes) -> tuple[_resident.Daemon, threading.Thread]:
 
     t = threading.Thread(target=serve)
     t.start()
-    return _resident.Daemon(None, srv.getsockname()[1], "/nonexistent"), t  # type: ignore[arg-type]
+    return (_resident.Daemon(None, srv.getsockname()[1], "/nonexistent",  # type: ignore[arg-type]
+                             _resident.DAEMONS.netns), t)
 
 
 @pytest.mark.parametrize("reply", [

@@ -255,8 +255,7 @@ def test_session_persists_work_dir_and_snapshots(sb, host):
         assert snap["proj"].kind == "dir" and snap["proj/link"].target == "a.txt"
         assert s.read_file("proj/a.txt") == b"v1\n"
         st = os.stat(s.path)
-        assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == nsj.host_caps().uid or \
-            st.st_uid == nsj.JAIL_ID
+        assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == nsj.host_caps().jail_uid
         path = s.path
     assert not os.path.exists(path)
     with pytest.raises(SandboxError):
