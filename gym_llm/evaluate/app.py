@@ -98,8 +98,9 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
         except ImportError as e:  # matplotlib ships with the [train] extra, not the core
             warnings.append(f"plots skipped ({e}): pip install matplotlib")
     if outcome.failed_tasks:
-        warnings.append(f"{outcome.failed_tasks} task(s) could not run (see {ERRORS_FILE}); "
-                        "rerun into this directory to retry them")
+        # the reason itself (a server's refusal names its missing flags), not only a count
+        warnings.append(f"{outcome.failed_tasks} task(s) could not run (see {ERRORS_FILE}), first because: "
+                        f"{outcome.errors[0]}; rerun into this directory to retry them")
     errors = sum(r["reward_errors"] for r in outcome.results.values())
     if errors:
         warnings.append(f"{errors} sample(s) have reward_error: the environment failed to score them "

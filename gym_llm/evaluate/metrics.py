@@ -108,6 +108,14 @@ def bucket_start(label: str) -> float:
     return float(label.split("-")[0])
 
 
+def _generated_tokens(row: dict[str, Any]) -> int:
+    """Tokens a sample generated: its loss mask (token-level policies), else
+    the server's per-turn counts (message-level: no token ids to mask)."""
+    if row.get("loss_mask"):
+        return sum(row["loss_mask"])
+    return sum(int(t.get("generated_tokens") or 0) for t in (row.get("info") or {}).get("policy_turns") or [])
+
+
 def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, Any]]:
     """``results.json`` from sample rows (each with ``eval_key``, ``env_id``,
     ``group_id`` (one per task), ``difficulty``, ``reward``, ``correct``, ``reward_components``,
@@ -148,7 +156,7 @@ def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, 
                 for d, g in sorted(by_diff.items(), key=lambda item: bucket_start(item[0]))
             },
             mean_turns=mean([float(r.get("num_turns") or 0) for r in rows]),
-            mean_generated_tokens=mean([float(sum(r.get("loss_mask") or [])) for r in rows]),
+            mean_generated_tokens=mean([float(_generated_tokens(r)) for r in rows]),
             truncated_fraction=mean([float(bool(r.get("truncated"))) for r in rows]),
             reward_errors=sum(1 for r in rows if r.get("reward_error")),
         )

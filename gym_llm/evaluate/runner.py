@@ -8,7 +8,9 @@ scores compare across runs. Each finished task goes to the
 :func:`~gym_llm.evaluate.metrics.aggregate` of exactly the requested tasks'
 samples (resumed ones included). A task whose episodes could not run (the
 policy's server down, an env crash) is kept out of the results, in
-``errors.jsonl``, and counted in :attr:`EvalOutcome.failed_tasks`.
+``errors.jsonl``, and counted in :attr:`EvalOutcome.failed_tasks`;
+``errors.jsonl`` holds the failures of the latest run only (a resumed run
+retries the earlier ones, so a run that succeeds leaves none).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +56,8 @@ class EvalOutcome:
     """What :func:`evaluate` did: ``results`` (as in ``results.json``),
     ``warnings``, ``failed_tasks`` (tasks whose episodes could not run; rerun
     to retry them), ``skipped_tasks`` (already in ``samples.jsonl``),
-    ``wall_time_s`` and the rollout ``stats``."""
+    ``wall_time_s``, the rollout ``stats`` and ``errors`` (each distinct
+    reason a task could not run, first seen first)."""
 
     results: dict[str, dict[str, Any]]
     warnings: list[str]
@@ -62,6 +65,7 @@ class EvalOutcome:
     skipped_tasks: int
     wall_time_s: float
     stats: RolloutStats
+    errors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -87,10 +91,11 @@ def _row(t: Trajectory, env: EvalEnv, success_threshold: float) -> dict[str, Any
 async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str,
                      sampling: SamplingParams, seed: int, max_episode_tokens: int | None,
                      concurrency: int, success_threshold: float, store: SampleStore,
-                     errors_path: Path, stats: RolloutStats) -> int:
+                     errors_path: Path, stats: RolloutStats, errors: dict[str, None]) -> int:
     """Run the planned tasks concurrently (one acollect per env variant on one
     event loop, so a batching policy batches across environments); append each
-    finished task to ``store``. Returns the number of failed tasks."""
+    finished task to ``store``, each failed one to ``errors_path`` (its
+    reason to ``errors``). Returns the number of failed tasks."""
     total = sum(len(p.todo) for p in plan) * k
     failed = finished = 0
     pending: dict[str, list[Trajectory]] = defaultdict(list)
@@ -110,8 +115,9 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
             if any(x.error for x in group):
                 failed += 1
                 append_errors(errors_path, rows)
-                log.warning("%s task %d could not run: %s", planned.env.key, rows[0]["task_index"],
-                            next(x.error for x in group if x.error))
+                error = next(x.error for x in group if x.error)
+                errors[error] = None
+                log.warning("%s task %d could not run: %s", planned.env.key, rows[0]["task_index"], error)
             else:
                 store.append(rows)
             if time.monotonic() - last_log > 10:
@@ -202,8 +208,9 @@ def evaluate(
                      max_episode_tokens, seed)
     if resume:
         check_resume(out, fp)
-    else:
-        (out / ERRORS_FILE).unlink(missing_ok=True)
+    # the tasks that failed before are not in samples.jsonl, so they run again:
+    # their old errors would describe a run that is over
+    (out / ERRORS_FILE).unlink(missing_ok=True)
     store = SampleStore(out / SAMPLES_FILE, k, resume=resume)
     plan = _plan(envs, num_tasks=num_tasks, split=split, seed=seed, done=store.done())
     skipped = sum(len(p.task_ids) - len(p.todo) for p in plan)
@@ -217,10 +224,12 @@ def evaluate(
     if skipped:
         log.info("resuming: %d task(s) already in %s", skipped, store.path)
     stats = RolloutStats()
+    errors: dict[str, None] = {}  # ordered set
     failed = run_sync(_aevaluate(
         policy, plan, k=k, split=split, sampling=sampling, seed=seed,
         max_episode_tokens=max_episode_tokens, concurrency=concurrency,
         success_threshold=success_threshold, store=store, errors_path=out / ERRORS_FILE, stats=stats,
+        errors=errors,
     ))
 
     wanted = {(_group_id(p.env, i), task_id) for p in plan for i, task_id in enumerate(p.task_ids)}
@@ -233,4 +242,4 @@ def evaluate(
                 warnings.append(f"{key}: no sample got to generate a turn (prompts longer than "
                                 f"max_episode_tokens={max_episode_tokens}?)")
     write_json(out / RESULTS_FILE, results)
-    return EvalOutcome(results, warnings, failed, skipped, time.perf_counter() - start, stats)
+    return EvalOutcome(results, warnings, failed, skipped, time.perf_counter() - start, stats, list(errors))

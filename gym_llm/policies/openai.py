@@ -14,6 +14,13 @@ Robustness: at most ``max_concurrency`` requests in flight; each has a
 ``timeout_s``; connection errors, timeouts and HTTP 408/409/429/5xx are
 retried up to ``max_retries`` times with exponential backoff and full jitter
 (``Retry-After`` honoured); other 4xx fail at once with the server's message.
+A vLLM server started without tool-call parsing refuses every request that
+offers tools (HTTP 400); that error names the flags it needs
+(:data:`TOOL_FLAGS`).
+
+Each turn's ``Generation.info["completion_tokens"]`` is the server's
+``usage.completion_tokens`` (else the number of returned token ids), so a
+message-level rollout still counts the tokens it generated.
 """
 
 from __future__ import annotations
@@ -27,9 +34,13 @@ from typing import Any
 
 from .base import BasePolicy, Generation, GenerationRequest
 
-__all__ = ["OpenAIPolicy", "ServerError"]
+__all__ = ["OpenAIPolicy", "ServerError", "TOOL_FLAGS"]
 
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+#: The ``vllm serve`` flags that let it accept ``tools`` (Qwen/Hermes-style
+#: tool calls, the format every gym-llm tool env uses).
+TOOL_FLAGS = "--enable-auto-tool-choice --tool-call-parser hermes"
 
 
 class ServerError(RuntimeError):
@@ -182,6 +193,9 @@ class OpenAIPolicy(BasePolicy):
                 status = response.status_code
                 problem = f"HTTP {status}: {response.text[:500]}"
                 if status not in _RETRY_STATUS:
+                    if status == 400 and body.get("tools") and "tool-call-parser" in response.text:
+                        problem += (f" -- the server cannot take tool calls: start vLLM with {TOOL_FLAGS}"
+                                    " (other servers: enable their tool-call parsing)")
                     raise ServerError(problem, status)
                 try:
                     retry_after = float(response.headers.get("retry-after", ""))
@@ -225,10 +239,13 @@ def parse_completion(data: dict[str, Any]) -> Generation:
     if entries:
         logprobs = [float(e["logprob"]) for e in entries]
     token_ids = [int(t) for t in choice.get("token_ids") or []]
+    usage = data.get("usage") or {}
+    completion_tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
     reason = choice.get("finish_reason")
     return Generation(
         token_ids=token_ids, logprobs=logprobs, text=content,
         finish_reason="length" if reason == "length" else "stop", message=message,
         info={"finish_reason": reason, "prompt_token_ids": data.get("prompt_token_ids"),
-              "usage": data.get("usage")},
+              "usage": data.get("usage"),
+              "completion_tokens": int(completion_tokens) if completion_tokens is not None else len(token_ids)},
     )

@@ -210,6 +210,9 @@ class _Runner:
         ep.policy_turns.append(turn)
         if fmt is None:
             message = dict(gen.message) if gen.message else {"role": "assistant", "content": gen.text}
+            # a server's own count (OpenAIPolicy: usage.completion_tokens): no loss mask to sum here
+            turn["generated_tokens"] = int(gen.info.get("completion_tokens", len(gen.token_ids)))
+            self.stats.generated_tokens += turn["generated_tokens"]
             if gen.token_ids:  # a server's own ids: kept for inspection, not token-exact across turns
                 turn["token_ids"] = list(gen.token_ids)
             if gen.logprobs is not None:

@@ -58,8 +58,8 @@ class Trajectory:
     ``info``: the last environment step's info (minus ``reward_components``)
     plus ``policy_turns``, one dict per policy turn with its
     ``finish_reason`` (``"stop"``/``"length"``) and, for message-level
-    policies whose server returned them, that turn's ``token_ids`` and
-    ``logprobs``.
+    policies, ``generated_tokens`` (the server's count) and, where the server
+    returned them, that turn's ``token_ids`` and ``logprobs``.
     """
 
     env_id: str
