@@ -91,6 +91,7 @@ class Registry:
         self.plugins: dict[str, str] = {}  # plugin name -> module
         self.plugin_errors: dict[str, str] = {}
         self._current_plugin: str | None = None
+        self._listeners: list[Callable[[EnvSpec], None]] = []
 
     def register(
         self,
@@ -123,7 +124,17 @@ class Registry:
                 entry_point=functools.partial(_gymnasium_entry, id),
                 disable_env_checker=True,
             )
+        for listener in self._listeners:
+            listener(spec)
         return spec
+
+    def on_register(self, listener: Callable[[EnvSpec], None]) -> None:
+        """Call ``listener(spec)`` for every id registered now and on each later
+        registration: how a peer's registry mirrors ours (skyrl_gym's, by
+        :mod:`gym_llm.integrations.skyrl`) without gym_llm importing the peer."""
+        self._listeners.append(listener)
+        for spec in list(self.specs.values()):
+            listener(spec)
 
     def register_all(self, environments: Mapping[str, tuple[str | Callable[..., LLMEnv], str, Mapping[str, Any]]]) -> None:
         """Register a plugin's table ``{id: (entry point, description, default

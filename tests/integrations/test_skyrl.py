@@ -1,0 +1,161 @@
+"""gym_llm.integrations.skyrl with the real skyrl-gym: every gym-llm id is a
+skyrl_gym env, and an episode played through it equals the same actions
+played through ``env.step`` directly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+skyrl_gym = pytest.importorskip("skyrl_gym")  # the [skyrl] extra
+
+import gymnasium  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
+
+import gym_llm  # noqa: E402
+from gym_llm.integrations import skyrl as gsk  # noqa: E402
+
+N_TASKS = 2
+
+
+def right_actions(env_id: str, answer) -> list[str]:
+    """The reference answer as the assistant turns of this domain."""
+    domain = env_id.split("/")[0]
+    if domain == "code":
+        return [f"```python\n{answer}\n```"]
+    if domain == "tool":
+        calls = "".join(f"<tool_call>{json.dumps(c)}</tool_call>" for c in answer)
+        return [calls, "Done."]
+    if isinstance(answer, list):
+        return ["\\boxed{" + ", ".join(map(str, answer)) + "}"]
+    return ["\\boxed{" + str(answer) + "}"]
+
+
+KINDS = {
+    "right": None,  # from the task's reference answer
+    "wrong": ["\\boxed{-987654321} ```python\nprint(0)\n```"],
+    "empty": [""],
+    "malformed": [12345, {"role": "user", "content": "hi"}, None, b"\xff\xfe"],
+}
+
+
+def extras_of(row: dict) -> dict:
+    """What SkyRL's dataset hands the env: the row less prompt and env_class,
+    plus the ``max_turns`` its generator injects."""
+    extras = {k: v for k, v in row.items() if k not in ("prompt", "env_class")}
+    extras["max_turns"] = 1
+    return extras
+
+
+def direct_episode(row: dict, actions: list) -> list[tuple]:
+    env = gym_llm.make(row["env_id"], split=row["split"], seed=row["seed"], **json.loads(row["env_kwargs"]))
+    try:
+        obs, _ = env.reset(seed=row["seed"], options={"task_index": row["task_index"]})
+        out = [("init", obs)]
+        for action in actions:
+            obs, reward, term, trunc, info = env.step(action)
+            out.append((obs, reward, term or trunc, info.get("reason"), info["reward_components"],
+                        info.get("reward_error")))
+            if term or trunc:
+                break
+        return out
+    finally:
+        env.close()
+
+
+def skyrl_episode(row: dict, actions: list) -> list[tuple]:
+    env = skyrl_gym.make(row["env_class"], env_config=OmegaConf.create({}), extras=extras_of(row))
+    try:
+        obs, _ = env.init(row["prompt"])
+        out = [("init", obs)]
+        for action in actions:
+            step = env.step(action)
+            meta = step["metadata"]
+            out.append((step["observations"], step["reward"], step["done"], meta.get("reason"),
+                        meta["reward_components"], meta.get("reward_error")))
+            if step["done"]:
+                break
+        return out
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", gym_llm.list_envs())
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_episodes_equal_env_step(env_id: str, kind: str) -> None:
+    for row in gsk.dataset_rows(env_id, n=N_TASKS, seed=11):
+        if kind == "right":
+            env = gym_llm.make(env_id, seed=row["seed"])
+            env.reset(seed=row["seed"], options={"task_index": row["task_index"]})
+            actions = right_actions(env_id, env.unwrapped.task.answer)
+            env.close()
+        else:
+            actions = KINDS[kind]
+        ours, theirs = direct_episode(row, actions), skyrl_episode(row, actions)
+        assert theirs == ours
+        assert theirs[0][1] == row["prompt"]  # the env's prompt is the row's
+        if kind == "right" and env_id.split("/")[0] in ("math", "code"):
+            assert theirs[-1][1] == 1.0, theirs[-1]  # the reference answer is right
+        if kind != "right":
+            assert theirs[-1][1] == 0.0 and theirs[-1][3], theirs[-1]  # lowest reward, with a reason
+
+
+def test_every_id_is_registered_and_later_ids_too() -> None:
+    for env_id in gym_llm.list_envs():
+        assert gsk.skyrl_name(env_id) in skyrl_gym.registry
+    new_id = "skyrltest/Arithmetic-v0"
+    gym_llm.register(new_id, gym_llm.spec("math/Arithmetic-v0").entry_point)
+    try:
+        env = skyrl_gym.make(gsk.skyrl_name(new_id), extras={"seed": 0, "task_index": 3})
+        assert isinstance(env, gsk.GymLLMTextEnv) and env.ref.env_id == new_id
+        obs, info = env.init([])
+        assert info["env_id"] == new_id and info["task_index"] == 3 and obs
+        env.close()
+    finally:
+        gym_llm.registry.specs.pop(new_id, None)
+        gymnasium.registry.pop(new_id, None)
+        skyrl_gym.registry.pop(gsk.skyrl_name(new_id), None)
+
+
+def test_generic_name_reads_env_id_from_extras() -> None:
+    row = gsk.dataset_rows("math/Arithmetic-v0", n=1, seed=5)[0]
+    env = skyrl_gym.make(gsk.GENERIC_NAME, extras=extras_of(row))
+    obs, info = env.init(row["prompt"])
+    assert obs == row["prompt"] and info["task_id"] == row["task_id"]
+    env.close()
+
+
+def test_multi_turn_feedback_and_env_config_kwargs() -> None:
+    """A feedback env (math with max_turns=2 from SkyRL's env_config): a wrong
+    first answer gets the env's feedback as the observation, not done."""
+    row = gsk.dataset_rows("math/Arithmetic-v0", n=1, seed=3)[0]
+    env = skyrl_gym.make(row["env_class"], env_config=OmegaConf.create({"max_turns": 2}), extras=extras_of(row))
+    assert env.ref.kwargs == {"max_turns": 2} and env.max_turns == 2
+    env.init(row["prompt"])
+    first = env.step("\\boxed{-1}")
+    assert not first["done"] and first["observations"] and first["observations"][0]["role"] == "user"
+    answer = env.env.unwrapped.task.answer
+    second = env.step(f"\\boxed{{{answer}}}")
+    direct = direct_episode({**row, "env_kwargs": '{"max_turns": 2}'}, ["\\boxed{-1}", f"\\boxed{{{answer}}}"])
+    assert second["done"] and second["reward"] > 0 and second["reward"] == direct[-1][1]  # the retry's discount
+    assert env.get_metrics()["turns"] == 2
+    env.close()
+
+
+@pytest.mark.parametrize(("extras", "named"), [
+    ({"env_id": "math/Arithmetic-v0", "seed": 0}, "task_index"),
+    ({"env_id": "math/Arithmetic-v0", "seed": "x", "task_index": 0}, "'seed'"),
+    ({"env_id": "math/Arithmetic-v0", "seed": 0, "task_index": 0, "env_kwargs": "{not json"}, "env_kwargs"),
+    ({"env_id": "math/NoSuchEnv-v0", "seed": 0, "task_index": 0}, "math/NoSuchEnv-v0"),
+    ({"seed": 0, "task_index": 0}, "env_id"),
+])
+def test_rows_that_name_no_task_score_lowest_with_the_column(extras: dict, named: str) -> None:
+    with pytest.warns(RuntimeWarning, match=named):
+        env = skyrl_gym.make(gsk.GENERIC_NAME, extras=extras)
+    prompt = [{"role": "user", "content": "q"}]
+    assert env.init(prompt)[0] == prompt
+    step = env.step("\\boxed{4}")
+    assert step["done"] and step["reward"] == 0.0 and step["observations"] == []
+    assert named in step["metadata"]["reward_error"] and named in step["metadata"]["reason"]
+    env.close()
