@@ -8,7 +8,11 @@ asked nothing, or only "anything else?") or at ``max_turns``.
 
 Reward (:func:`verify_orders`, 1.0 or 0.0): no change broke the policy, the
 final database equals the one the gold actions produce (canonical hash), and
-every required fact was told to the customer.
+every required fact was told to the customer *after* it was looked up: a fact
+about an order counts only in a message that follows a tool call showing that
+order of the identified customer (``get_order``, ``list_orders``, or the
+change that produced the refund), so a blind message naming every status
+earns nothing.
 """
 
 from __future__ import annotations
@@ -30,16 +34,24 @@ __all__ = ["OrdersEnv", "verify_orders", "fact_told", "said_to_user"]
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
-def said_to_user(messages: Sequence[dict[str, Any]]) -> list[str]:
-    """Texts of the assistant turns the customer saw (turns without tool calls)."""
+def _said_with_turns(messages: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
+    """``(turn, text)`` of the assistant turns the customer saw; ``turn``
+    counts assistant messages from 1, as :attr:`OrdersWorld.turn` does."""
     out = []
+    turn = 0
     for m in messages:
         if m.get("role") != "assistant":
             continue
+        turn += 1
         parsed = parse_tool_calls(m)
         if not parsed.calls and not parsed.errors:
-            out.append(message_text(m))
+            out.append((turn, message_text(m)))
     return out
+
+
+def said_to_user(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """Texts of the assistant turns the customer saw (turns without tool calls)."""
+    return [text for _, text in _said_with_turns(messages)]
 
 
 def fact_told(fact: str, texts: Sequence[str]) -> bool:
@@ -57,11 +69,15 @@ def fact_told(fact: str, texts: Sequence[str]) -> bool:
 def verify_orders(task: Task, world: OrdersWorld, messages: Sequence[dict[str, Any]]) -> RewardResult:
     """Score an Orders episode: ``world`` after the episode, ``messages`` the
     conversation. Components ``policy`` (no rule broken), ``state`` (database
-    equals the gold one) and ``outputs`` (fraction of required facts told);
-    the score is 1.0 only when all three hold."""
+    equals the gold one) and ``outputs`` (fraction of required facts told,
+    each in a message after its order was looked up for the identified
+    customer: ``world.looked_up``); the score is 1.0 only when all three hold."""
     required = task.metadata["required_outputs"]
-    texts = said_to_user(messages)
-    told = [fact_told(f, texts) for f in required]
+    said = _said_with_turns(messages)
+    told = []
+    for fact, order_id in zip(required, task.metadata["output_orders"], strict=True):
+        seen = world.looked_up.get(order_id)
+        told.append(seen is not None and fact_told(fact, [text for turn, text in said if turn > seen]))
     policy = not world.violations
     state = world.state_hash() == task.metadata["target_state_hash"]
     components = {
@@ -76,7 +92,8 @@ def verify_orders(task: Task, world: OrdersWorld, messages: Sequence[dict[str, A
     elif not state:
         info["reason"] = "the database does not end in the requested state"
     elif not all(told):
-        info["reason"] = f"{told.count(False)} of {len(told)} required facts not told to the customer"
+        info["reason"] = (f"{told.count(False)} of {len(told)} required facts not told to the customer "
+                          "after looking them up")
     return RewardResult(float(policy and state and all(told)), components, info)
 
 
@@ -115,6 +132,7 @@ class OrdersEnv(ToolEnv):
         return self.world.tools()
 
     async def arespond(self, message: dict[str, Any]) -> Turn:
+        self.world.turn += 1  # the tools it calls record this turn (see verify_orders)
         parsed = parse_tool_calls(message)
         if parsed.calls or parsed.errors:
             return await super().arespond(message)

@@ -163,7 +163,9 @@ def generate_orders_task(rng: random.Random, difficulty: float) -> Draft:
     """One Orders task (a :class:`~gym_llm.Draft`): prompt (policy + tools +
     the customer's first message), gold calls, and ``metadata`` with ``db``
     (the initial database), ``persona`` (for the scripted user),
-    ``required_outputs``, ``kinds`` and ``target_state_hash``."""
+    ``required_outputs``, ``output_orders`` (for each required output, the
+    order whose looked-up details it comes from), ``kinds`` and
+    ``target_state_hash``."""
     ticket = f"T-{rng.getrandbits(40):010X}"  # tells apart tasks whose first messages coincide
     db = _world(rng)
     user_id = next(iter(db["users"]))
@@ -175,6 +177,7 @@ def generate_orders_task(rng: random.Random, difficulty: float) -> Draft:
     withhold = rng.random() < difficulty
     by_product = n_requests == 1 and rng.random() < max(0.0, difficulty - 0.25)
     sentences, gold, required, order_answers = [], [_call("find_user", email=user["email"])], [], []
+    output_orders: list[str] = []
     answers = {"name": f"My name is {user['name']}.", "email": f"My email is {user['email']}."}
     for kind, order_id in zip(kinds, targets, strict=True):
         order = db["orders"][order_id]
@@ -193,6 +196,7 @@ def generate_orders_task(rng: random.Random, difficulty: float) -> Draft:
         sentences.append(sentence)
         gold += calls
         required += facts
+        output_orders += [order_id] * len(facts)
         answers.update(extra)
     answers["order"] = " ".join(order_answers)
     identity = f"Hi, I'm {user['name']}." + ("" if withhold else f" My email is {user['email']}.")
@@ -208,6 +212,7 @@ def generate_orders_task(rng: random.Random, difficulty: float) -> Draft:
         "db": db,
         "persona": {"request": " ".join(sentences), "answers": answers},
         "required_outputs": required,
+        "output_orders": output_orders,
         "kinds": kinds,
         "target_state_hash": replay.state_hash(),
     }

@@ -63,6 +63,13 @@ class OrdersWorld:
         self.db = _copy(db)
         self.customer: str | None = None
         self.violations: list[str] = []
+        #: The assistant turn being played (the environment counts them); 0
+        #: for calls made outside an episode (replaying gold actions).
+        self.turn = 0
+        #: Order id -> the turn in which its details (status, refund) were
+        #: first shown for the identified customer: a fact about an order
+        #: counts as told only in a later message (see ``verify_orders``).
+        self.looked_up: dict[str, int] = {}
 
     def state_hash(self) -> str:
         """Canonical hash of the database (who was identified is not state)."""
@@ -87,6 +94,13 @@ class OrdersWorld:
         if oid not in self.db["orders"]:
             raise LookupError(f"no order {order_id!r}")
         return oid, self.db["orders"][oid]
+
+    def _shown(self, order_id: str) -> None:
+        """Record that ``order_id``'s details reached the agent, if it is an
+        order of the identified customer (facts of anyone else's order, or
+        looked up before identifying anyone, justify nothing)."""
+        if self.customer is not None and self.db["orders"][order_id]["user_id"] == self.customer:
+            self.looked_up.setdefault(order_id, self.turn)
 
     def _check(self, order: dict[str, Any], action: str, allowed_status: str) -> None:
         """Record the rules ``action`` on ``order`` breaks (the change goes ahead)."""
@@ -131,6 +145,8 @@ class OrdersWorld:
         """
         if user_id not in self.db["users"]:
             raise LookupError(f"no user {user_id!r}")
+        for oid in self.db["users"][user_id]["orders"]:
+            self._shown(oid)
         return [
             {"order_id": oid, "status": self.db["orders"][oid]["status"],
              "products": [i["product"] for i in self.db["orders"][oid]["items"]]}
@@ -145,6 +161,7 @@ class OrdersWorld:
             order_id: The order id, e.g. "#W1234567".
         """
         oid, o = self._order(order_id)
+        self._shown(oid)
         return {
             "order_id": oid,
             "user_id": o["user_id"],
@@ -170,6 +187,7 @@ class OrdersWorld:
         self._check(o, "cancel_order", "pending")
         refund = sum(i["price_cents"] for i in o["items"] if not i["returned"])
         o.update(status="cancelled", cancel_reason=reason, refund_cents=o["refund_cents"] + refund)
+        self._shown(oid)
         return {"order_id": oid, "status": "cancelled", "refund": money(refund)}
 
     def modify_address(self, order_id: str, street: str, city: str, zip_code: str) -> dict[str, Any]:
@@ -212,6 +230,7 @@ class OrdersWorld:
         for i in item_ids:
             by_id[i]["returned"] = True
         o.update(status="return requested", refund_cents=o["refund_cents"] + refund)
+        self._shown(oid)
         return {"order_id": oid, "returned": list(item_ids), "refund": money(refund)}
 
     def transfer_to_human(self, summary: str) -> str:
