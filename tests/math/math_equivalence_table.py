@@ -40,7 +40,7 @@ TABLE: list[tuple[str, str, str, bool]] = [
     ("fraction", "1/2", "\\dfrac{1}{2}", True),
     ("fraction", "\\frac{3}{4}", "3/4", True),
     ("fraction", "\\frac{2}{4}", "\\frac12", True),
-    ("fraction", "\\frac{1}{3}", "0.333333", True),
+    ("fraction", "\\frac{1}{3}", "0.333333", False),  # exact: a truncated decimal is not 1/3 (lenient_decimals: yes)
     ("fraction", "\\frac{1}{3}", "0.33", False),
     ("fraction", "\\frac{3}{2}", "1\\frac{1}{2}", True),
     ("fraction", "0.1", "0.10", True),

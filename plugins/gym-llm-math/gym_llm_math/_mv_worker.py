@@ -2,11 +2,26 @@
 
 Protocol: one JSON object per line. On start it prints ``{"ready": true}``
 (or ``{"ready": false, "error": ...}`` if math-verify cannot be imported);
-then for each request ``{"gold": str, "pred": str}`` it prints
-``{"gold_parsed": bool, "equal": bool}`` or ``{"error": str}``.
+then for each request
+
+* ``{"gold": str, "pred": str, "lenient_decimals": bool}`` it prints
+  ``{"gold_parsed": bool, "equal": bool}``;
+* ``{"form": "expanded", "pred": str}`` it prints ``{"form_ok": bool,
+  "why": str}``: whether the answer, as written, is a sum of monomials;
+
+or ``{"error": str}``.
 
 math-verify runs with its own (signal-based) timeouts disabled: the parent
 kills this process when a request overruns, which works from any thread.
+
+Numbers compare exactly here, not as math-verify does by default
+(:func:`_numeric_eq` replaces its numeric check): a decimal equals an exact
+value only when it is that value (``0.5`` is ``1/2``; ``1.41421356`` is not
+``\\sqrt{2}``) unless the request asks for lenient decimals (the rule of
+:func:`gym_llm_math.answers.decimal_matches`), and exact expressions that
+simplification cannot settle compare by relative difference at high
+precision, never by rounding a difference to zero (``1/2006!`` and
+``1/2004!`` differ).
 """
 
 from __future__ import annotations
@@ -66,14 +81,119 @@ def _die_with_parent() -> None:
         os._exit(0)
 
 
+#: Relative precision (digits) of the numeric fallback for exact expressions.
+_DIGITS = 40
+_lenient_decimals = False  # set per request
+
+
+def _as_exact(expr):
+    """``expr`` with every float replaced by the decimal it was written as."""
+    from sympy import Float, Rational
+
+    return expr.xreplace({f: Rational(_decimal_text(f)) for f in expr.atoms(Float)})
+
+
+def _decimal_text(f) -> str:
+    # A Float keeps the digits it was parsed from (15 significant by
+    # default); trailing zeros are padding, not precision.
+    text = str(f)
+    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text
+
+
+def _places(f) -> int:
+    return len(_decimal_text(f).partition(".")[2])
+
+
+def _numeric_eq(a, b, float_rounding: int, numeric_precision: int) -> bool:
+    """math-verify's numeric comparison, made exact (see the module docstring)."""
+    from fractions import Fraction
+
+    from math_verify import grader
+    from sympy import Float, MatrixBase, Rational
+    from sympy.matrices.expressions import MatrixExpr
+
+    from gym_llm_math.answers import decimal_matches
+
+    if isinstance(a, MatrixBase | MatrixExpr) and isinstance(b, MatrixBase | MatrixExpr):
+        return _original_numeric_eq(a, b, float_rounding, numeric_precision)  # it recurses into us per element
+    try:
+        a, b = grader.safe_sympy_doit(a), grader.safe_sympy_doit(b)
+        if a.has(Float) or b.has(Float):
+            ea, eb = _as_exact(a), _as_exact(b)
+            if (ea - eb).is_zero:
+                return True
+            if not _lenient_decimals:
+                return False
+            # Lenient: a lone decimal matches a value that rounds to it.
+            lone = [x for x in (a, b) if isinstance(x, Float)]
+            if not lone:
+                return False
+            d = min(lone, key=_places)
+            other = eb if d is a else ea
+            value = other.evalf(_DIGITS)
+            if not value.is_Number:
+                return False
+            dec = Fraction(_decimal_text(d))
+            return decimal_matches(dec, _places(d), Fraction(str(Rational(value))))
+        if a.is_Number and b.is_Number:
+            return bool(a == b)
+        va, vb = a.evalf(_DIGITS), b.evalf(_DIGITS)
+        if not (va.is_Number and vb.is_Number):
+            return False
+        scale = max(abs(va), abs(vb))
+        return bool(scale == 0 or abs(va - vb) <= scale * Rational(1, 10 ** (_DIGITS - 5)))
+    except Exception:
+        return False
+
+
+_original_numeric_eq = None
+
+
+def _is_expanded(expr) -> tuple[bool, str]:
+    """Whether ``expr`` (parsed without evaluation) is a sum of monomials:
+    numbers times symbols to non-negative integer powers, with no product of
+    sums, no division and no negative or fractional power."""
+    from sympy import Add, Integer, Mul, Number, Pow, Symbol
+    from sympy.core.relational import Equality
+
+    if isinstance(expr, Equality):  # "f(x) = x^2 - 1": the form is the right side's
+        expr = expr.rhs
+    terms = list(expr.args) if isinstance(expr, Add) else [expr]
+    while any(isinstance(t, Add) for t in terms):  # (a + b) + c is still a sum
+        terms = [u for t in terms for u in (t.args if isinstance(t, Add) else [t])]
+
+    def factor_ok(f) -> bool:
+        if isinstance(f, Number | Symbol):
+            return True
+        if isinstance(f, Pow):
+            base, exp = f.args
+            return isinstance(base, Symbol | Number) and isinstance(exp, Integer) and exp >= 0
+        if isinstance(f, Mul):
+            return all(factor_ok(g) for g in f.args)
+        return False
+
+    for t in terms:
+        if not factor_ok(t):
+            return False, f"the term {t} is not a monomial (a product of sums, a quotient or a negative power)"
+    return True, ""
+
+
 def main() -> None:
-    global _channel
+    global _channel, _lenient_decimals, _original_numeric_eq
     _channel = _protocol_channel()
     logging.disable(logging.CRITICAL)  # math-verify warns on every timeout-less call
     try:
         _die_with_parent()
         _limit_memory()
-        from math_verify import parse, verify
+        from latex2sympy2_extended import latex2sympy
+        from math_verify import grader, parse, verify
+        from sympy import evaluate
+
+        from gym_llm_math.answers import unwrap
+
+        # sympy_expr_eq looks the numeric check up by name at each call.
+        _original_numeric_eq = grader.sympy_numeric_eq
+        grader.sympy_numeric_eq = _numeric_eq
 
         def parse_boxed(answer: str) -> list:
             return parse("\\boxed{" + answer + "}", parsing_timeout=None)
@@ -91,6 +211,12 @@ def main() -> None:
     for line in sys.stdin:
         try:
             request = json.loads(line)
+            if "form" in request:
+                with evaluate(False):  # the form as written: 2(x + 1) must stay a product
+                    ok, why = _is_expanded(latex2sympy(unwrap(request["pred"])))
+                _emit({"form_ok": ok, "why": why})
+                continue
+            _lenient_decimals = bool(request.get("lenient_decimals", False))
             gold = parse_boxed(request["gold"])
             # A bare string is math-verify's fallback when nothing parsed.
             if not any(not isinstance(g, str) for g in gold):

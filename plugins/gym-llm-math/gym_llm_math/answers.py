@@ -17,7 +17,7 @@ from gym_llm.parsing import last_boxed
 
 __all__ = [
     "PlainNumber", "extract_gold", "plain_number", "compare_numbers", "is_multi_valued", "is_single_value",
-    "format_number",
+    "split_values", "format_number", "unmarked_solution", "decimal_matches",
 ]
 
 #: Longer digit strings are left to math-verify (bounded by its timeout):
@@ -58,6 +58,11 @@ _WRAPPERS = (
     re.compile(r"^\\(?:text|textrm|textbf|mathrm|mathbf|mbox)\s*\{(?P<x>.*)\}$", re.DOTALL),
 )
 _SPACING_RE = re.compile(r"\\[!;: ]|~|\\displaystyle")
+# ``11,\! 111,\! 100``: ``\!`` is a negative space that pulls the digit
+# group back to the separator, so the comma is a thousands separator.
+_JOINED_SEPARATOR_RE = re.compile(r"(,|\{,\})\s*\\!\s*")
+# ``28\,\%``: a thin space that does not separate digit groups is only space.
+_THIN_SPACE_RE = re.compile(r"\\,(?!\s*\d)")
 
 
 @dataclass(frozen=True)
@@ -71,10 +76,11 @@ class PlainNumber:
     percent: bool = False
 
     @property
-    def exact(self) -> bool:
-        """math-verify compares integers and fractions exactly, decimals
-        (floats) after rounding to 6 places."""
-        return "." not in self.canonical
+    def places(self) -> int | None:
+        """Decimal places of a decimal (trailing zeros dropped), ``None`` for
+        an integer or a fraction: the precision a decimal claims."""
+        whole, dot, frac = self.canonical.partition(".")
+        return len(frac) if dot else None
 
     def candidates(self) -> list[PlainNumber]:
         """The values this answer may mean: ``25%`` is 25 or 0.25."""
@@ -112,7 +118,8 @@ def format_number(value: Fraction, max_decimal_denominator: int | None = None) -
 def unwrap(text: str) -> str:
     """Strip math delimiters, ``\\text{}``-like wrappers, LaTeX spacing and a
     final full stop around an answer."""
-    text = _SPACING_RE.sub(" ", text).strip()
+    text = _JOINED_SEPARATOR_RE.sub(r"\1", text)
+    text = _SPACING_RE.sub(" ", _THIN_SPACE_RE.sub(" ", text)).strip()
     changed = True
     while changed:
         changed = False
@@ -174,28 +181,68 @@ def _plain_number(text: str) -> PlainNumber | None:
     return PlainNumber(value, format_number(value), percent=bool(g["pct"]))
 
 
-#: Two decimals closer than this (relative) may be equal after math-verify's
-#: rounding to 6 places: the fast path leaves them to math-verify.
-_CLOSE = Fraction(1, 100_000)
+def decimal_matches(decimal: Fraction, places: int, other: Fraction) -> bool:
+    """Lenient decimal matching: ``decimal``, written with ``places`` decimal
+    places, matches ``other`` when ``other`` rounded to that many places is
+    ``decimal`` (within half a unit of its last place, ties included)."""
+    return abs(other - decimal) * 2 * 10**places <= 1
 
 
-def compare_numbers(gold: PlainNumber, pred: PlainNumber) -> bool | None:
-    """Exact comparison that agrees with math-verify: ``True``/``False`` when
-    certain, ``None`` when only math-verify's float rounding can tell."""
+def compare_numbers(gold: PlainNumber, pred: PlainNumber, lenient_decimals: bool = False) -> bool:
+    """Whether two plain numbers are equal: exactly (``0.5 == 1/2``, but
+    ``0.333333 != 1/3``); with ``lenient_decimals`` a decimal on either side
+    also matches a value that rounds to it (:func:`decimal_matches`; the
+    shorter decimal decides when both are decimals). The math-verify worker
+    applies the same rule, so both paths give the same verdict."""
     if gold.value == pred.value:
         return True
-    if gold.exact and pred.exact:
+    if not lenient_decimals:
         return False
-    scale = max(Fraction(1), abs(gold.value), abs(pred.value))
-    if abs(gold.value - pred.value) > _CLOSE * scale:
+    decimals = [n for n in (gold, pred) if n.places is not None]
+    if not decimals:
         return False
-    return None
+    rounded = min(decimals, key=lambda n: n.places or 0)
+    other = pred if rounded is gold else gold
+    return decimal_matches(rounded.value, rounded.places or 0, other.value)
+
+
+# "The answer is 5.", "Final answer: $\\frac{3}{4}$": the marked answer of a
+# solution with neither ``####`` nor ``\\boxed{}``.
+_ANSWER_MARK_RE = re.compile(r"\b(?:final\s+)?answer\s*(?:is|:)\s*:?\s*", re.IGNORECASE)
+_MATH_SPAN_RE = re.compile(r"\$\$?(?P<x>[^$]+)\$\$?|\\\((?P<y>.+?)\\\)", re.DOTALL)
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|\n|,\s+(?:since|because|as|so|which)\b")
+_WORD_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+
+
+def _marked_answer(solution: str) -> str | None:
+    """The answer after the last "answer is" / "answer:" of a solution."""
+    marks = list(_ANSWER_MARK_RE.finditer(solution))
+    if not marks:
+        return None
+    rest = solution[marks[-1].end():]
+    math = _MATH_SPAN_RE.match(rest)
+    if math:
+        return (math.group("x") or math.group("y")).strip()
+    end = _SENTENCE_END_RE.search(rest)
+    answer = (rest[: end.start()] if end else rest).strip()
+    return answer or None
+
+
+def unmarked_solution(gold: str) -> bool:
+    """Whether an extracted gold is prose (a whole solution, several
+    sentences or many words) rather than an answer: its final answer is not
+    marked, and guessing it (math-verify would take the last number) can
+    reward a wrong answer."""
+    text = _MATH_SPAN_RE.sub(" ", _TEXT_RE.sub(r" \1 ", gold))
+    sentences = re.search(r"[.!?:]\s+\S", text) is not None or "\n" in gold.strip()
+    return (sentences and len(_WORD_RE.findall(text)) >= 4) or len(_WORD_RE.findall(text)) >= 12
 
 
 def extract_gold(solution: object) -> str:
     """The gold answer of a reference solution: the text after the last
-    ``####`` (GSM8K), else the last ``\\boxed{}`` (MATH), else the whole
-    (stripped) text. Numbers are returned as strings."""
+    ``####`` (GSM8K), else the last ``\\boxed{}`` (MATH), else the answer
+    after the last "answer is" / "answer:" (a solution in prose), else the
+    whole (stripped) text. Numbers are returned as strings."""
     if isinstance(solution, bool) or solution is None:
         return ""
     if isinstance(solution, int | float | Fraction | Decimal):
@@ -207,6 +254,9 @@ def extract_gold(solution: object) -> str:
     boxed = last_boxed(solution)
     if boxed is not None:
         return boxed
+    marked = _marked_answer(solution)
+    if marked is not None:
+        return marked
     return solution.strip()
 
 
@@ -219,13 +269,14 @@ _SEPARATOR_RE = re.compile(
 _OPEN, _CLOSE_BRACKETS = "({[", ")}]"
 
 
-def is_multi_valued(text: str) -> bool:
-    """True when ``text`` lists several values at its top level: ``5, 7``,
-    ``5 \\text{ or } 7``, ``\\pm 5``, ``2; 3``, ``2 \\quad 3``, ``x=1 \\lor x=2``.
-    A plain number with thousands separators is one value."""
-    if plain_number(text) is not None:
-        return False
-    text = _TEXT_RE.sub(r" \1 ", text)
+#: Separators that join values into one (``1 \\pm \\sqrt{2}``, ``x = 1 \\land
+#: y = 2``): the text lists several values, but not as separable pieces.
+_JOINING = re.compile(r"\\(?:pm|mp|land|wedge)(?![A-Za-z])")
+
+
+def _top_level_separators(text: str) -> list[re.Match[str]]:
+    """The separators of ``text`` outside any bracket, brace or environment."""
+    found = []
     depth = 0
     i, n = 0, len(text)
     while i < n:
@@ -243,10 +294,49 @@ def is_multi_valued(text: str) -> bool:
             depth += 1
         elif c in _CLOSE_BRACKETS:
             depth -= 1
-        elif depth <= 0 and _SEPARATOR_RE.match(text, i):
-            return True
+        elif depth <= 0:
+            m = _SEPARATOR_RE.match(text, i)
+            if m:
+                found.append(m)
+                i = m.end()
+                continue
         i += 1
-    return False
+    return found
+
+
+def is_multi_valued(text: str) -> bool:
+    """True when ``text`` lists several values at its top level: ``5, 7``,
+    ``5 \\text{ or } 7``, ``\\pm 5``, ``2; 3``, ``2 \\quad 3``, ``x=1 \\lor x=2``.
+    A plain number with thousands separators is one value."""
+    if plain_number(text) is not None:
+        return False
+    return bool(_top_level_separators(_TEXT_RE.sub(r" \1 ", text)))
+
+
+_SET_RE = re.compile(r"^(?:\\left)?\\\{(?P<x>.*?)(?:\\right)?\\\}$", re.DOTALL)
+
+
+def split_values(text: str) -> list[str]:
+    """The values ``text`` lists, as separate strings: ``2, 3``, ``x = 2
+    \\text{ or } x = 3`` and the set ``\\{2, 3\\}`` give two; one value (a
+    number, a tuple, an interval, ``1 \\pm \\sqrt{2}``) gives ``[text]``."""
+    if plain_number(text) is not None:
+        return [text]
+    body = text.strip()
+    inner = _SET_RE.match(body)
+    if inner and _balanced(inner.group("x")):
+        body = inner.group("x")
+    body = _TEXT_RE.sub(r" \1 ", body)
+    separators = _top_level_separators(body)
+    if not separators or any(_JOINING.fullmatch(m.group()) for m in separators):
+        return [text]
+    pieces, start = [], 0
+    for m in separators:
+        pieces.append(body[start:m.start()])
+        start = m.end()
+    pieces.append(body[start:])
+    values = [p.strip() for p in pieces if p.strip()]
+    return values if len(values) > 1 else [text]
 
 
 def is_single_value(text: str) -> bool:

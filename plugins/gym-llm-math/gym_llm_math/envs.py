@@ -8,7 +8,6 @@ earlier attempt.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +16,7 @@ from gym_llm.parsing import last_boxed
 
 from .dataset import SAMPLE, DatasetSource, DatasetTasks
 from .generators import algebra, arithmetic, word_problems
-from .verifier import response_text, verify
+from .verifier import is_expanded, response_text, verify
 
 __all__ = [
     "MathEnv", "ProceduralMathEnv", "ArithmeticEnv", "AlgebraEnv", "WordProblemsEnv", "DatasetEnv",
@@ -29,8 +28,6 @@ __all__ = [
 SYSTEM_PROMPT = "Solve the problem. Write your final answer inside \\boxed{}."
 FEEDBACK = "Incorrect, try again."
 FORMAT_FEEDBACK = "No final answer found. Write your final answer inside \\boxed{}, then try again."
-
-_NOT_EXPANDED = re.compile(r"[()\[\]/]|\\[dt]?frac|\\left|\\right")
 
 
 def resolve_attempts(max_attempts: int | None, max_turns: int | None) -> int:
@@ -44,18 +41,21 @@ def resolve_attempts(max_attempts: int | None, max_turns: int | None) -> int:
     return int(attempts)
 
 
-def score_answer(task: Task, response: Any, format_weight: float = 0.0) -> RewardResult:
+def score_answer(task: Task, response: Any, format_weight: float = 0.0, lenient_decimals: bool = False) -> RewardResult:
     """Score a response to ``task``: :func:`verify` against ``task.answer``,
-    plus the task's required form (``metadata["form"] == "expanded"``: an
-    equivalent but unexpanded answer, such as the question's own expression,
-    is wrong). ``score = format_weight * format + (1 - format_weight) * correct``."""
-    result = verify(task.answer, response)
+    plus the task's required form (``metadata["form"] == "expanded"``: the
+    answer as written must be a sum of monomials, decided on its parsed,
+    unevaluated expression by :func:`~gym_llm_math.verifier.is_expanded`, so
+    an equivalent product, quotient or negative power, such as the question's
+    own expression, is wrong however it is spelled).
+    ``score = format_weight * format + (1 - format_weight) * correct``."""
+    result = verify(task.answer, response, lenient_decimals=lenient_decimals)
     if result.components["correct"] == 1.0 and task.metadata.get("form") == "expanded":
-        answer = last_boxed(response_text(response)) or ""
-        if _NOT_EXPANDED.search(answer):
+        expanded, why = is_expanded(last_boxed(response_text(response)) or "")
+        if not expanded:
             result = RewardResult(
                 0.0, {"format": 1.0, "correct": 0.0},
-                {**result.info, "reason": "answer not in the asked form: expand fully, no parentheses or fractions"},
+                {**result.info, "reason": f"answer not in the asked form (a fully expanded sum of terms): {why}"},
             )
     if format_weight:
         comps = result.components
@@ -75,6 +75,9 @@ class MathEnv(SingleTurnEnv):
         attempt_discount: Attempt k (0-based) earns ``score * attempt_discount**k``.
         format_weight: Share of the reward for a boxed answer being present
             (0: reward is correctness only).
+        lenient_decimals: A decimal answer also matches a value that rounds
+            to it (``0.333`` for ``\\frac{1}{3}``); off (the default), numbers
+            must be equal.
         system_prompt: Prepended to every prompt.
     """
 
@@ -93,6 +96,7 @@ class MathEnv(SingleTurnEnv):
         feedback: str = FEEDBACK,
         attempt_discount: float = 0.5,
         format_weight: float = 0.0,
+        lenient_decimals: bool = False,
         system_prompt: str | None = SYSTEM_PROMPT,
         render_mode: str | None = None,
     ):
@@ -101,6 +105,7 @@ class MathEnv(SingleTurnEnv):
         if not 0.0 <= attempt_discount <= 1.0:
             raise ValueError(f"attempt_discount must be in [0, 1], got {attempt_discount}")
         self.format_weight = float(format_weight)
+        self.lenient_decimals = bool(lenient_decimals)
         super().__init__(
             tasks, self._reward, split=split, seed=seed,
             max_turns=resolve_attempts(max_attempts, max_turns), system_prompt=system_prompt,
@@ -108,7 +113,7 @@ class MathEnv(SingleTurnEnv):
         )
 
     def _reward(self, task: Task, response: Any) -> RewardResult:
-        return score_answer(task, response, self.format_weight)
+        return score_answer(task, response, self.format_weight, self.lenient_decimals)
 
     def feedback(self, result: RewardResult) -> str:
         if result.components.get("format") == 0.0:

@@ -98,7 +98,7 @@ class PythonToolEnv(ToolEnv):
         max_output_chars: Longest tool message (longer output is cut).
         tools_in_prompt: Also describe the tool in the system prompt, for chat
             templates that do not render ``info["tools"]``.
-        format_weight: As for :class:`~gym_llm_math.envs.MathEnv`.
+        format_weight, lenient_decimals: As for :class:`~gym_llm_math.envs.MathEnv`.
         heldout_size: Held-out tasks of procedural sources.
         system_prompt: The instructions (the tool description is appended
             when ``tools_in_prompt``).
@@ -117,6 +117,7 @@ class PythonToolEnv(ToolEnv):
         feedback: str = FEEDBACK,
         attempt_discount: float = 0.5,
         format_weight: float = 0.0,
+        lenient_decimals: bool = False,
         sympy: bool = True,
         sandbox: Mapping[str, Any] | None = None,
         max_output_chars: int = 4000,
@@ -135,6 +136,7 @@ class PythonToolEnv(ToolEnv):
         self.max_attempts = resolve_attempts(max_attempts, None)
         self.feedback_text, self.attempt_discount = feedback, float(attempt_discount)
         self.format_weight = float(format_weight)
+        self.lenient_decimals = bool(lenient_decimals)
         self.max_output_chars = int(max_output_chars)
         self.sandbox_config = dict(sandbox or {})
         self.policy = dataclasses.replace(POLICY, extra_ro_mounts=_package_mounts(("sympy", "mpmath")) if sympy else ())
@@ -177,7 +179,7 @@ class PythonToolEnv(ToolEnv):
         if final_message is None:
             return RewardResult(0.0, {"format": 0.0, "correct": 0.0},
                                 {"reason": "no final answer: the turns ran out while calling tools"})
-        return score_answer(self.task, message_text(final_message), self.format_weight)
+        return score_answer(self.task, message_text(final_message), self.format_weight, self.lenient_decimals)
 
     async def arespond(self, message: dict[str, Any]) -> Turn:
         parsed = parse_tool_calls(message)

@@ -9,8 +9,12 @@ never verdicts.
 
 Hardening: the final answer is the *last* ``\\boxed{}``; a response whose
 boxed answers disagree, or that lists several values where the gold is one
-value, is hedging and earns 0; gold that math-verify cannot parse sets
-``info["reward_error"]`` instead of a silent 0.
+value, is hedging and earns 0; a gold that lists several values (the
+solutions of an equation) is matched as a set, against the values of all the
+boxes together; gold that math-verify cannot parse, or that is a whole
+solution with no marked answer, sets ``info["reward_error"]`` instead of a
+silent 0 or a guess. Numbers compare exactly (``lenient_decimals`` relaxes
+decimals to "rounds to it").
 """
 
 from __future__ import annotations
@@ -33,9 +37,17 @@ from typing import Any
 from gym_llm.parsing import extract_boxed, message_text
 from gym_llm.rewards import RewardResult
 
-from .answers import compare_numbers, extract_gold, is_multi_valued, is_single_value, plain_number
+from .answers import (
+    compare_numbers,
+    extract_gold,
+    is_multi_valued,
+    is_single_value,
+    plain_number,
+    split_values,
+    unmarked_solution,
+)
 
-__all__ = ["Verifier", "verify", "default_verifier", "trl_reward_function", "response_text"]
+__all__ = ["Verifier", "verify", "default_verifier", "trl_reward_function", "response_text", "is_expanded"]
 
 #: A boxed answer longer than this is not sent to math-verify (it is wrong or
 #: an attack; either way it would only burn the time limit).
@@ -265,12 +277,17 @@ class Verifier:
         self._pool.close()
 
     # ----------------------------------------------------------------- public
-    def __call__(self, gold: Any, response: Any) -> RewardResult:
+    def __call__(self, gold: Any, response: Any, *, lenient_decimals: bool = False) -> RewardResult:
         """Score ``response`` against ``gold``: ``score`` 1.0 or 0.0;
-        components ``format`` (a boxed answer is present) and ``correct``."""
+        components ``format`` (a boxed answer is present) and ``correct``.
+        ``lenient_decimals``: a decimal also matches a value that rounds to it
+        (``0.333`` for ``\\frac{1}{3}``); off, numbers must be equal."""
         gold_text = extract_gold(gold)
         if not gold_text.strip():
             return _result(0.0, 0.0, reward_error=f"gold answer {gold!r} is empty or not text")
+        if unmarked_solution(gold_text):
+            return _result(0.0, 0.0, reward_error="gold is a whole solution with no marked final answer "
+                                                  "(####, \\boxed{} or 'the answer is')")
         boxes = extract_boxed(response_text(response))
         if not boxes:
             return _result(0.0, 0.0, reason="no \\boxed{} answer")
@@ -280,9 +297,12 @@ class Verifier:
             distinct.setdefault(_box_key(box), box)
         if len(distinct) > self.max_boxes:
             return _result(1.0, 0.0, reason=f"hedged: {len(distinct)} different boxed answers", **info)
+        gold_values = split_values(gold_text)
+        if len(gold_values) > 1 and (len(distinct) > 1 or not self._equal(gold_text, boxes[-1], lenient_decimals)):
+            return self._match_set(gold_values, list(distinct.values()), lenient_decimals, info)
         single = is_single_value(gold_text)
         for k, box in enumerate(distinct.values()):
-            verdict = self.judge(gold_text, box)
+            verdict = self.judge(gold_text, box, lenient_decimals=lenient_decimals)
             info["verifier"] = verdict.path
             if verdict.error:
                 return _result(1.0, 0.0, reward_error=verdict.error, **info)
@@ -293,30 +313,75 @@ class Verifier:
                 return _result(1.0, 0.0, reason=reason, **info)
         return _result(1.0, 1.0, **info)
 
-    def judge(self, gold: str, answer: str) -> _Verdict:
+    def judge(self, gold: str, answer: str, *, lenient_decimals: bool = False) -> _Verdict:
         """Is ``answer`` (one boxed content) equivalent to ``gold`` (a bare answer)?"""
         if len(answer) > MAX_ANSWER_CHARS:
             return _Verdict(False, "fast", problem=f"answer of {len(answer)} characters is too long")
         g, p = plain_number(gold), plain_number(answer)
         if self.fast_path and g is not None and p is not None:
-            outcomes = [compare_numbers(a, b) for a in g.candidates() for b in p.candidates()]
-            if True in outcomes:
-                return _Verdict(True, "fast")
-            if None not in outcomes:
-                return _Verdict(False, "fast")
+            equal = any(compare_numbers(a, b, lenient_decimals) for a in g.candidates() for b in p.candidates())
+            return _Verdict(equal, "fast")
         golds = [c.canonical for c in g.candidates()] if g is not None else [gold]
         answers = [c.canonical for c in p.candidates()] if p is not None else [answer]
         for gs in golds:
             for ans in answers:
-                verdict = self._math_verify(gs, ans)
+                verdict = self._math_verify(gs, ans, lenient_decimals)
                 if verdict.equal or verdict.error or verdict.problem:
                     return verdict
         return _Verdict(False, "math-verify")
 
-    # -------------------------------------------------------------- internals
-    def _math_verify(self, gold: str, answer: str) -> _Verdict:
+    def is_expanded(self, answer: str) -> tuple[bool, str]:
+        """Whether ``answer`` *as written* is a sum of monomials (decided on
+        the parsed expression, unevaluated: ``2(x + 1)``, ``{x - 1}\\cdot{x +
+        1}``, ``\\cfrac{..}{..}``, ``\\div`` and ``x^{-1}`` are not), with the
+        reason when not. An answer that cannot be parsed or judged in time is
+        not expanded."""
+        if len(answer) > MAX_ANSWER_CHARS:
+            return False, f"answer of {len(answer)} characters is too long"
         try:
-            reply = self._pool.run({"gold": gold, "pred": answer}, self.timeout_s)
+            reply = self._pool.run({"form": "expanded", "pred": answer}, self.timeout_s)
+        except (VerifierUnavailable, _Timeout, _WorkerDied) as e:
+            return False, f"the form could not be checked ({type(e).__name__})"
+        if "error" in reply:
+            return False, f"the form could not be checked: {reply['error']}"
+        return bool(reply["form_ok"]), reply["why"]
+
+    # -------------------------------------------------------------- internals
+    def _equal(self, gold: str, answer: str, lenient_decimals: bool) -> bool:
+        return self.judge(gold, answer, lenient_decimals=lenient_decimals).equal
+
+    def _match_set(self, gold_values: list[str], boxes: list[str], lenient_decimals: bool,
+                   info: dict[str, Any]) -> RewardResult:
+        """A multi-valued gold against the values of all the boxes together:
+        equal as sets (every gold value answered, every answered value right)."""
+        answered = list(dict.fromkeys(v for box in boxes for v in split_values(box)))
+        if len(answered) > len(gold_values) + self.max_boxes:  # a spray of candidates, not a set
+            return _result(1.0, 0.0, reason=f"hedged: {len(answered)} different values", **info)
+        matched_gold: set[int] = set()
+        for value in answered:
+            hits = []
+            for i, g in enumerate(gold_values):
+                verdict = self.judge(g, value, lenient_decimals=lenient_decimals)
+                info["verifier"] = verdict.path
+                if verdict.error:
+                    return _result(1.0, 0.0, reward_error=verdict.error, **info)
+                if verdict.problem:
+                    return _result(1.0, 0.0, reason=verdict.problem, **info)
+                if verdict.equal:
+                    hits.append(i)
+            if not hits:
+                return _result(1.0, 0.0, reason=f"wrong answer: {value[:100]!r} is not one of the solutions", **info)
+            matched_gold.update(hits)
+        missing = len(gold_values) - len(matched_gold)
+        if missing:
+            return _result(1.0, 0.0, reason=f"wrong answer: {missing} of {len(gold_values)} solutions missing",
+                           **info)
+        return _result(1.0, 1.0, **info)
+
+    def _math_verify(self, gold: str, answer: str, lenient_decimals: bool) -> _Verdict:
+        try:
+            reply = self._pool.run({"gold": gold, "pred": answer, "lenient_decimals": lenient_decimals},
+                                   self.timeout_s)
         except VerifierUnavailable as e:
             return _Verdict(False, "math-verify", error=str(e))
         except _Timeout:
@@ -371,7 +436,7 @@ os.register_at_fork(after_in_child=_forget_default)
 atexit.register(_close_default)
 
 
-def verify(gold: Any, response: Any) -> RewardResult:
+def verify(gold: Any, response: Any, *, lenient_decimals: bool = False) -> RewardResult:
     """Score a model response against a gold answer.
 
     ``gold``: a bare answer (``"42"``, ``"\\frac{1}{2}"``, ``"(1, 2)"``) or a
@@ -380,10 +445,16 @@ def verify(gold: Any, response: Any) -> RewardResult:
     Returns ``RewardResult(score, {"format", "correct"}, info)``: score 1.0
     when the last ``\\boxed{}`` is equivalent to the gold and no other boxed
     answer disagrees, else 0.0 with ``info["reason"]``;
-    ``info["reward_error"]`` when the gold cannot be parsed. Never raises on
-    any response. Thread-safe; fork-safe.
+    ``info["reward_error"]`` when the gold cannot be parsed. Numbers compare
+    exactly unless ``lenient_decimals`` (a decimal then also matches a value
+    that rounds to it). Never raises on any response. Thread-safe; fork-safe.
     """
-    return default_verifier()(gold, response)
+    return default_verifier()(gold, response, lenient_decimals=lenient_decimals)
+
+
+def is_expanded(answer: str) -> tuple[bool, str]:
+    """:meth:`Verifier.is_expanded` with the process-wide verifier."""
+    return default_verifier().is_expanded(answer)
 
 
 def trl_reward_function(gold_key: str = "answer") -> Callable[..., list[float | None]]:
