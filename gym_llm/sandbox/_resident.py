@@ -261,9 +261,15 @@ class Daemons:
     """
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """Fresh state; also in a forked child, where the parent's daemons are not ours
+        (not our children: left alone) and the spawner thread did not survive the fork."""
         self._lock = threading.Lock()
         self._daemons: dict[tuple[str, ...], Daemon] = {}
         self._netns_error: str | None = None
+        self.__dict__.pop("unavailable", None)
         self._spawner = concurrent.futures.ThreadPoolExecutor(
             1, "gym_llm-nsjaild", initializer=self._init_spawner)
 
@@ -336,6 +342,7 @@ class Daemons:
 
 DAEMONS = Daemons()
 atexit.register(DAEMONS.stop_all)
+os.register_at_fork(after_in_child=DAEMONS._reset)
 
 
 @dataclass

@@ -66,7 +66,7 @@ def diagnose() -> list[dict[str, object]]:
             rows.append(_row(f"sandbox: language {name}", True, f"{exe} (not run: no jail)"))
             continue
         try:
-            r = Sandbox(max_concurrency=1).run_code(name, _HELLO[name])
+            r = Sandbox(max_concurrency=1).run_code(name, HELLO[name])
             ok = r.ok and "hi" in r.stdout
             detail = f"{exe}: jailed hello world {'ok' if ok else 'FAILED'}"
             if not ok:
@@ -99,7 +99,8 @@ def diagnose() -> list[dict[str, object]]:
     return rows
 
 
-_HELLO = {
+#: A hello-world program per language (doctor runs each; the benchmark times them).
+HELLO = {
     "python": "print('hi')",
     "bash": "echo hi",
     "javascript": "console.log('hi')",
