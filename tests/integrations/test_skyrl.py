@@ -6,38 +6,16 @@ from __future__ import annotations
 
 import json
 
+import gymnasium
 import pytest
+import skyrl_gym  # the [skyrl] extra: a missing peer fails here, it is not skipped
+from completions import KINDS, turns  # tests/integrations/completions.py
+from omegaconf import OmegaConf
 
-skyrl_gym = pytest.importorskip("skyrl_gym")  # the [skyrl] extra
-
-import gymnasium  # noqa: E402
-from omegaconf import OmegaConf  # noqa: E402
-
-import gym_llm  # noqa: E402
-from gym_llm.integrations import skyrl as gsk  # noqa: E402
+import gym_llm
+from gym_llm.integrations import skyrl as gsk
 
 N_TASKS = 2
-
-
-def right_actions(env_id: str, answer) -> list[str]:
-    """The reference answer as the assistant turns of this domain."""
-    domain = env_id.split("/")[0]
-    if domain == "code":
-        return [f"```python\n{answer}\n```"]
-    if domain == "tool":
-        calls = "".join(f"<tool_call>{json.dumps(c)}</tool_call>" for c in answer)
-        return [calls, "Done."]
-    if isinstance(answer, list):
-        return ["\\boxed{" + ", ".join(map(str, answer)) + "}"]
-    return ["\\boxed{" + str(answer) + "}"]
-
-
-KINDS = {
-    "right": None,  # from the task's reference answer
-    "wrong": ["\\boxed{-987654321} ```python\nprint(0)\n```"],
-    "empty": [""],
-    "malformed": [12345, {"role": "user", "content": "hi"}, None, b"\xff\xfe"],
-}
 
 
 def extras_of(row: dict) -> dict:
@@ -82,16 +60,10 @@ def skyrl_episode(row: dict, actions: list) -> list[tuple]:
 
 
 @pytest.mark.parametrize("env_id", gym_llm.list_envs())
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind", KINDS)
 def test_episodes_equal_env_step(env_id: str, kind: str) -> None:
     for row in gsk.dataset_rows(env_id, n=N_TASKS, seed=11):
-        if kind == "right":
-            env = gym_llm.make(env_id, seed=row["seed"])
-            env.reset(seed=row["seed"], options={"task_index": row["task_index"]})
-            actions = right_actions(env_id, env.unwrapped.task.answer)
-            env.close()
-        else:
-            actions = KINDS[kind]
+        actions = turns(env_id, kind, row["seed"], row["task_index"])
         ours, theirs = direct_episode(row, actions), skyrl_episode(row, actions)
         assert theirs == ours
         assert theirs[0][1] == row["prompt"]  # the env's prompt is the row's
