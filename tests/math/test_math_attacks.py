@@ -104,6 +104,9 @@ def test_a_set_of_solutions_may_be_answered_in_several_boxes(response, slow):
     assert both(slow, "2, 3, 5", response).score == 0.0
     assert both(slow, "2", response).score == 0.0
     assert both(slow, "2, 3", response + " \\boxed{4}").score == 0.0
+    # a set expression is one value, not a list to split
+    assert both(slow, "2, 3", response + " \\boxed{\\{2, 3\\} \\cup \\{4\\}}").score == 0.0
+    assert both(slow, "2, 3", response + " \\boxed{\\{2\\} \\cup \\{3\\}}").score == 1.0
 
 
 @pytest.mark.parametrize(("solution", "right", "wrong"), [

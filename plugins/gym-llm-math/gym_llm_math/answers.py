@@ -316,6 +316,17 @@ def is_multi_valued(text: str) -> bool:
 _SET_RE = re.compile(r"^(?:\\left)?\\\{(?P<x>.*?)(?:\\right)?\\\}$", re.DOTALL)
 
 
+def _one_set(inner: str) -> bool:
+    """Whether the ``\\{ \\}`` around ``inner`` enclose one set: its escaped
+    braces never close the outer one early (``\\{2\\} \\cup \\{3\\}`` is two)."""
+    depth = 0
+    for m in re.finditer(r"\\[{}]", inner):
+        depth += 1 if m.group() == "\\{" else -1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
 def split_values(text: str) -> list[str]:
     """The values ``text`` lists, as separate strings: ``2, 3``, ``x = 2
     \\text{ or } x = 3`` and the set ``\\{2, 3\\}`` give two; one value (a
@@ -324,7 +335,7 @@ def split_values(text: str) -> list[str]:
         return [text]
     body = text.strip()
     inner = _SET_RE.match(body)
-    if inner and _balanced(inner.group("x")):
+    if inner and _balanced(inner.group("x")) and _one_set(inner.group("x")):
         body = inner.group("x")
     body = _TEXT_RE.sub(r" \1 ", body)
     separators = _top_level_separators(body)

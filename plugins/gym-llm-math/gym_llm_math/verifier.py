@@ -299,7 +299,7 @@ class Verifier:
             return _result(1.0, 0.0, reason=f"hedged: {len(distinct)} different boxed answers", **info)
         gold_values = split_values(gold_text)
         if len(gold_values) > 1 and (len(distinct) > 1 or not self._equal(gold_text, boxes[-1], lenient_decimals)):
-            return self._match_set(gold_values, list(distinct.values()), lenient_decimals, info)
+            return self._match_set(gold_text, gold_values, list(distinct.values()), lenient_decimals, info)
         single = is_single_value(gold_text)
         for k, box in enumerate(distinct.values()):
             verdict = self.judge(gold_text, box, lenient_decimals=lenient_decimals)
@@ -350,17 +350,21 @@ class Verifier:
     def _equal(self, gold: str, answer: str, lenient_decimals: bool) -> bool:
         return self.judge(gold, answer, lenient_decimals=lenient_decimals).equal
 
-    def _match_set(self, gold_values: list[str], boxes: list[str], lenient_decimals: bool,
+    def _match_set(self, gold: str, gold_values: list[str], boxes: list[str], lenient_decimals: bool,
                    info: dict[str, Any]) -> RewardResult:
         """A multi-valued gold against the values of all the boxes together:
-        equal as sets (every gold value answered, every answered value right)."""
+        equal as sets (every gold value answered, every answered value right;
+        a value equal to the whole gold, such as ``\\{2\\} \\cup \\{3\\}``,
+        answers all of it)."""
         answered = list(dict.fromkeys(v for box in boxes for v in split_values(box)))
         if len(answered) > len(gold_values) + self.max_boxes:  # a spray of candidates, not a set
             return _result(1.0, 0.0, reason=f"hedged: {len(answered)} different values", **info)
         matched_gold: set[int] = set()
         for value in answered:
             hits = []
-            for i, g in enumerate(gold_values):
+            for i, g in [*enumerate(gold_values), (-1, gold)]:
+                if i == -1 and hits:
+                    break
                 verdict = self.judge(g, value, lenient_decimals=lenient_decimals)
                 info["verifier"] = verdict.path
                 if verdict.error:
@@ -368,7 +372,7 @@ class Verifier:
                 if verdict.problem:
                     return _result(1.0, 0.0, reason=verdict.problem, **info)
                 if verdict.equal:
-                    hits.append(i)
+                    hits.extend([i] if i >= 0 else range(len(gold_values)))
             if not hits:
                 return _result(1.0, 0.0, reason=f"wrong answer: {value[:100]!r} is not one of the solutions", **info)
             matched_gold.update(hits)
