@@ -4,7 +4,8 @@ Hugging Face dataset, in GSM8K, MATH or bare-answer format.
 Rows need a question (``question`` or ``problem``) and an answer (``answer``
 or ``solution``); the gold answer is read from it by
 :func:`gym_llm_math.extract_gold` (``#### N``, else the last ``\\boxed{}``,
-else the whole text). A row's ``level`` ("Level 3", or 1..5 as in MATH)
+else the last "the answer is ...", else the whole text; a prose solution
+with no marked answer is scored as ``info["reward_error"]``). A row's ``level`` ("Level 3", or 1..5 as in MATH)
 becomes the task's difficulty ((level - 1) / 4).
 """
 
