@@ -20,13 +20,15 @@ Dataset fields are never evaluated on the host. Assertion tests are *parsed*
 (:mod:`ast`, which runs nothing) and, when every assert has the shape
 ``candidate(...) == expected`` (or ``abs(candidate(...) - expected) < tol``,
 ``math.isclose(...)``, ``candidate(...)``, ``not candidate(...)``), split in
-two: the expected sides are evaluated in one jail next to the reference
-solution, the candidate sides in another jail next to the answer, and the host
-compares plain values -- the same guarantee as the bundled tasks. Other test
-code (loops, helper variables) runs in the answer's jail as a whole, hardened
-(builtins restored, ``==`` compared on plain values, the test code never on
-disk) but with the expected values in the same process: ``info["harness"]``
-says ``"split"`` or ``"in-process"``.
+two: the expected sides are evaluated next to the reference solution, the
+candidate sides next to the answer, and the host compares plain values -- the
+same guarantee as the bundled tasks. Other test code (loops, helper
+variables) runs as a whole and passes when it runs to its end:
+``info["harness"]`` says ``"split"`` or ``"in-process"``. Either way the
+dataset's code runs in the jail's checker process with the task's own helpers,
+and reaches the answer, in a process of its own that never holds the tests,
+only through calls that return plain data (``jail/runner.py``). The MBPP test
+shown in the prompt is never a hidden test.
 """
 
 from __future__ import annotations
@@ -197,23 +199,6 @@ def split_asserts(statements: Sequence[ast.stmt], names: set[str], text: str | N
     return checks
 
 
-class _PlainComparisons(ast.NodeTransformer):
-    """``a == b`` -> ``__gym_eq__(a, b)``; ``a != b`` -> ``not __gym_eq__(a, b)``."""
-
-    def visit_Compare(self, node: ast.Compare) -> ast.expr:
-        self.generic_visit(node)
-        if len(node.ops) != 1 or not isinstance(node.ops[0], ast.Eq | ast.NotEq):
-            return node
-        call = ast.Call(ast.Name("__gym_eq__", ast.Load()), [node.left, node.comparators[0]], [])
-        out: ast.expr = call if isinstance(node.ops[0], ast.Eq) else ast.UnaryOp(ast.Not(), call)
-        return ast.copy_location(out, node)
-
-
-def _plain_comparisons(source: str) -> str:
-    tree = _PlainComparisons().visit(ast.parse(source))
-    return ast.unparse(ast.fix_missing_locations(tree))
-
-
 @dataclass(frozen=True)
 class AssertionItem:
     """A HumanEval or MBPP row, ready to verify.
@@ -245,7 +230,8 @@ class AssertionItem:
 
 @dataclass(frozen=True)
 class StdioItem:
-    """A stdin/stdout row: ``problem`` holds its tests (the first is public)."""
+    """A stdin/stdout row: ``problem`` holds its tests (the first is the
+    public example, the others hidden; a row with one test has it as both)."""
 
     task_id: str
     problem: StdioProblem
@@ -295,7 +281,7 @@ def _humaneval(row: Mapping[str, Any], task_id: str) -> AssertionItem:
                 "Reply with the completed function in a ```python code block."),
         entry_point=entry, prefix=prompt, solution=str(row.get("canonical_solution") or ""),
         setup=ast.unparse(ast.Module(setup, [])), checks=tuple(checks) if checks else None,
-        test_program=_plain_comparisons(test) + f"\ncheck({entry})\n",
+        test_program=test + f"\ncheck({entry})\n",
     )
 
 
@@ -314,17 +300,22 @@ def _mbpp(row: Mapping[str, Any], task_id: str, challenge: bool) -> AssertionIte
         (name for name in called if not hasattr(builtins, name) and name != "isclose"), None)
     if entry is None:
         raise ValueError("cannot tell which function the MBPP tests call")
+    # The test shown in the prompt is a format example: it never counts
+    # toward the reward (with a single test, none is shown).
+    shown = tests[:1] if len(tests) > 1 else []
     split = [split_asserts(body, {entry}, t) for t, body in parsed]
     checks = None if any(c is None for c in split) else [c for part in split for c in part or []]
     setup = str(row.get("test_setup_code") or "")
     text = str(_first(row, "text", "prompt", "description") or "")
+    example = f"\n\nYour code should pass this test:\n\n```python\n{shown[0]}\n```" if shown else ""
     return AssertionItem(
         format="mbpp", task_id=task_id,
-        prompt=(f"{text.strip()}\n\nYour code should pass this test:\n\n```python\n{tests[0]}\n```\n\n"
+        prompt=(f"{text.strip()}{example}\n\n"
                 f"Reply with the complete function `{entry}` in a ```python code block."),
         entry_point=entry, prefix="", solution=code, setup=setup,
         checks=tuple(checks) if checks else None,
-        test_program=setup + "\n" + _plain_comparisons("\n".join(tests)) + "\n", public=1 if checks else 0,
+        test_program=setup + "\n" + "\n".join(tests[len(shown):]) + "\n",
+        public=len(split[0] or []) if checks and shown else 0,
     )
 
 
@@ -352,7 +343,8 @@ def _stdio(row: Mapping[str, Any], task_id: str) -> StdioItem:
     solution = str(solutions[0] if isinstance(solutions, list) and solutions else solutions or "")
     problem = StdioProblem(
         name=task_id, difficulty=0.0, statement=str(question).strip(), input_spec="", output_spec="",
-        examples=tuple(pairs[:1]), tests=tuple(pairs), reference=solution, generator="",
+        # the first test is the example of feedback; it is not a hidden test
+        examples=tuple(pairs[:1]), tests=tuple(pairs[1:] or pairs), reference=solution, generator="",
     )
     return StdioItem(task_id, problem)
 
@@ -386,8 +378,9 @@ def parse_row(row: Mapping[str, Any], index: int, format: str = "auto",
 # ----------------------------------------------------------------------------- verification
 
 def _expected_values(item: AssertionItem, checks: Sequence[AssertCheck]) -> Job:
-    return Job(kind="exprs", program=item.prefix + ("\n" if item.prefix else "") + item.solution,
-               setup=item.setup, exprs=[c.expected for c in checks if c.expected is not None],
+    return Job(kind="probe", program=item.prefix + ("\n" if item.prefix else "") + item.solution,
+               entry=item.entry_point, setup=item.prefix + "\n" + item.setup,
+               exprs=[c.expected for c in checks if c.expected is not None],
                test_timeout_s=30.0, budget_s=120.0)
 
 
@@ -429,9 +422,11 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
     program = item.program(answer[1] if answer else text)
     if item.checks is None:
         outcome: JobOutcome = yield Job(kind="check", program=program, entry=item.entry_point,
-                                        test=item.test_program, test_timeout_s=policy.budget_s,
-                                        budget_s=policy.budget_s)
+                                        setup=item.prefix, test=item.test_program,
+                                        test_timeout_s=policy.budget_s, budget_s=policy.budget_s)
         info: dict[str, Any] = {"language": "python", "harness": "in-process"}
+        if outcome.task_error is not None:
+            return environment_error(f"the test code of {item.task_id!r} failed: {outcome.task_error}")
         if outcome.compile_error is not None:
             return _compile_error(outcome.compile_error, info)
         if outcome.failure is not None:
@@ -451,10 +446,13 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
         if isinstance(expected_values, str):
             return environment_error(expected_values)
         store(key, expected_values)
-    outcome = yield Job(kind="exprs", program=program, setup=item.setup, exprs=[c.candidate for c in checks],
+    outcome = yield Job(kind="probe", program=program, entry=item.entry_point, setup=item.prefix + "\n" + item.setup,
+                        exprs=[c.candidate for c in checks],
                         bind={"candidate": item.entry_point} if item.format == "humaneval" else {},
                         test_timeout_s=policy.test_timeout_s, budget_s=policy.budget_s)
     info = {"language": "python", "harness": "split"}
+    if outcome.task_error is not None:
+        return environment_error(f"the test code of {item.task_id!r} failed: {outcome.task_error}")
     if outcome.compile_error is not None:
         return _compile_error(outcome.compile_error, info)
     if outcome.failure is not None:
@@ -464,7 +462,7 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
     verdicts = [check_verdict(c, next(values) if c.expected is not None else None, r)
                 for c, r in zip(checks, results, strict=True)]
     info.update(public_passed=sum(v.ok for v in verdicts[:item.public]), public_total=item.public)
-    result = score_verdicts(verdicts, policy, info)
+    result = score_verdicts(verdicts[item.public:], policy, info)
     if not result.components["passed"]:
         shown = [f"- `{c.source}`: " + ("passed" if v.ok else (f"got {v.got}" if v.got else v.detail))
                  for c, v in zip(checks[:item.public], verdicts, strict=False)]
@@ -475,8 +473,8 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
 
 def _reference_values(ref: JobOutcome, item: AssertionItem) -> list[Any] | str:
     where = f"expected values of {item.task_id!r}"
-    if ref.failure or ref.compile_error:
-        return f"{where} could not be computed: {ref.failure or ref.compile_error}"
+    if ref.failure or ref.compile_error or ref.task_error:
+        return f"{where} could not be computed: {ref.failure or ref.compile_error or ref.task_error}"
     values = []
     for i, res in enumerate(ref.results):
         if "value" not in res:

@@ -67,15 +67,19 @@ class Job:
     """One sandbox run of the test runner.
 
     ``kind``: ``call`` (call ``entry`` on each input's args), ``stdio`` (feed
-    each input text on stdin), ``exprs`` (evaluate expressions after
-    ``setup``, with ``bind`` aliases) or ``check`` (run assertion code ``test``
-    after the program). ``language`` is ``python`` or ``cpp`` (stdio only: compiled
+    each input text on stdin), ``probe`` (evaluate the expressions ``exprs``
+    after the task's ``setup`` code, with ``bind`` aliases) or ``check`` (run
+    the task's assertion code ``test`` after ``setup``). For ``probe`` and
+    ``check`` that test code runs in the runner, the program in a separate
+    process it calls into (``jail/runner.py``); ``setup``, ``exprs``, ``bind``
+    and ``test`` travel in a file the runner opens and unlinks before the
+    program starts, so the program's process never holds them. ``language`` is ``python`` or ``cpp`` (stdio only: compiled
     with :data:`CPP_COMPILE` in the same jail). ``generator`` (trusted
     reference jobs only) draws extra inputs from seeds. ``test_timeout_s`` is
     per test; ``budget_s`` bounds all tests together (later ones are skipped).
     """
 
-    kind: Literal["call", "stdio", "exprs", "check"]
+    kind: Literal["call", "stdio", "probe", "check"]
     program: str | None
     inputs: list[Any] = field(default_factory=list)
     language: Literal["python", "cpp"] = "python"
@@ -104,11 +108,13 @@ class Job:
             spec["entry"] = self.entry
         if self.generator is not None:
             spec["generator"] = self.generator
-        if self.kind == "exprs":
-            spec.update(setup=self.setup, exprs=self.exprs, bind=self.bind)
-        if self.kind == "check":
-            spec["test"] = self.test
         return spec
+
+    def secret(self) -> dict[str, Any]:
+        """What only the checker reads (as ``secret.bin``; ``probe``/``check`` jobs)."""
+        if self.kind == "probe":
+            return {"setup": self.setup, "exprs": self.exprs, "bind": self.bind}
+        return {"setup": self.setup, "test": self.test, "bind": self.bind}
 
     def files(self) -> dict[str, str | bytes]:
         # marshal, not JSON: the runner then needs no json module (its import
@@ -118,6 +124,8 @@ class Job:
                                          "job.bin": marshal.dumps(self.spec(), 4)}
         if self.generator is not None:
             files["genlib.py"] = sources["genlib.py"]
+        if self.kind in ("probe", "check"):
+            files["secret.bin"] = marshal.dumps(self.secret(), 4)
         if self.language == "cpp":
             files["solution.cpp"] = self.program or ""
         return files
@@ -133,7 +141,8 @@ class JobOutcome:
 
     ``results``: one dict per test, in input order (see ``jail/runner.py``);
     ``generated``: inputs drawn by the job's generator; ``compile_error``: the
-    program did not compile; ``failure``: the runner produced no usable
+    program did not compile; ``task_error``: the task's own setup code failed
+    (an environment fault, not the program's); ``failure``: the runner produced no usable
     outcome (killed by a limit, or its output line was missing or forged), so
     no test counts as passed.
     """
@@ -141,6 +150,7 @@ class JobOutcome:
     results: list[dict[str, Any]] = field(default_factory=list)
     generated: list[Any] | None = None
     compile_error: str | None = None
+    task_error: str | None = None
     failure: str | None = None
     wall_time_s: float = 0.0
 
@@ -175,6 +185,7 @@ def parse_outcome(r: ExecResult) -> JobOutcome:
         results=[x if isinstance(x, dict) else {} for x in results] if isinstance(results, list) else [],
         generated=data.get("generated"),
         compile_error=data.get("compile_error"),
+        task_error=data.get("task_error"),
         wall_time_s=r.wall_time_s,
     )
 

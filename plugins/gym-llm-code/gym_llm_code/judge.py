@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 __all__ = ["tokens_match", "first_difference"]
 
@@ -18,9 +19,10 @@ _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 def _token_equal(expected: str, got: str, rel_tol: float, abs_tol: float) -> bool:
     if expected == got:
         return True
-    if _INT.fullmatch(expected) and _INT.fullmatch(got):
-        # Integers compare exactly: a float tolerance would accept 10**18 + 1.
-        return int(expected) == int(got)
+    if _INT.fullmatch(expected):
+        # An integer is matched exactly (``7.000`` is 7; a float tolerance
+        # would accept 10**18 + 999): compared as exact decimals, not floats.
+        return _FLOAT.fullmatch(got) is not None and Decimal(got) == int(expected)
     if _FLOAT.fullmatch(expected) and _FLOAT.fullmatch(got):
         e, g = float(expected), float(got)
         return math.isfinite(e) and math.isfinite(g) and math.isclose(e, g, rel_tol=rel_tol, abs_tol=abs_tol)
@@ -31,9 +33,10 @@ def first_difference(expected: str, got: str, rel_tol: float = 1e-6, abs_tol: fl
     """Compare whitespace-separated tokens; ``None`` when they match, else a
     short description of the first mismatch.
 
-    Tokens that are both integers must be equal as integers; when either is a
-    decimal number, they must agree within ``rel_tol``/``abs_tol``; anything
-    else must match exactly. Line breaks and runs of spaces do not matter.
+    An expected integer token must be matched by a number of exactly the same
+    value (``5``, ``5.0``; never within a tolerance); an expected decimal number by a
+    number within ``rel_tol``/``abs_tol`` (finite values only); anything else
+    must match exactly. Line breaks and runs of spaces do not matter.
     """
     e, g = expected.split(), got.split()
     for i, (a, b) in enumerate(zip(e, g, strict=False)):

@@ -17,7 +17,7 @@ __all__ = ["encode", "decode", "plain_equal", "Unsupported", "MAX_DEPTH"]
 #: Deeper nesting is reduced to an unsupported marker (and never decoded).
 MAX_DEPTH = 64
 
-_TAGS = ("$tuple", "$set", "$frozenset", "$dict", "$float", "$bytes", "$unsupported")
+_TAGS = ("$tuple", "$set", "$frozenset", "$dict", "$float", "$bytes", "$unsupported", "$ref")
 
 
 class Unsupported:
@@ -51,13 +51,14 @@ def _key(j):
     return repr(j)
 
 
-def encode(x, depth=0):
+def encode(x, depth=0, other=None):
     """Reduce ``x`` to JSON-able builtin data.
 
     Exact builtin types (and subclasses of them, read through the builtin
     type's own methods so overrides do not run) become JSON; tuples, sets,
     dicts, non-finite floats and bytes get a ``$tag`` wrapper; anything else
-    becomes ``{"$unsupported": type name}``.
+    becomes ``other(x)`` when ``other`` is given and returns data (the
+    checker's handles, ``{"$ref": id}``), else ``{"$unsupported": type name}``.
     """
     if depth > MAX_DEPTH:
         return {"$unsupported": "nesting too deep"}
@@ -75,26 +76,29 @@ def encode(x, depth=0):
     if isinstance(x, str):
         return str.__str__(x)
     if isinstance(x, list):
-        return [encode(v, depth + 1) for v in list.__iter__(x)]
+        return [encode(v, depth + 1, other) for v in list.__iter__(x)]
     if isinstance(x, tuple):
-        return {"$tuple": [encode(v, depth + 1) for v in tuple.__iter__(x)]}
+        return {"$tuple": [encode(v, depth + 1, other) for v in tuple.__iter__(x)]}
     if isinstance(x, frozenset):
-        return {"$frozenset": sorted((encode(v, depth + 1) for v in frozenset.__iter__(x)), key=_key)}
+        return {"$frozenset": sorted((encode(v, depth + 1, other) for v in frozenset.__iter__(x)), key=_key)}
     if isinstance(x, set):
-        return {"$set": sorted((encode(v, depth + 1) for v in set.__iter__(x)), key=_key)}
+        return {"$set": sorted((encode(v, depth + 1, other) for v in set.__iter__(x)), key=_key)}
     if isinstance(x, dict):
-        items = [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in dict.items(x)]
+        items = [[encode(k, depth + 1, other), encode(v, depth + 1, other)] for k, v in dict.items(x)]
         return {"$dict": sorted(items, key=lambda kv: _key(kv[0]))}
     if isinstance(x, bytes | bytearray):
         return {"$bytes": bytes(x).hex()}
-    return {"$unsupported": t.__name__}
+    replaced = other(x) if other is not None else None
+    return replaced if replaced is not None else {"$unsupported": t.__name__}
 
 
-def decode(j, depth=0):
+def decode(j, depth=0, ref=None):
     """Rebuild builtin Python values from :func:`encode`'s JSON.
 
     Never runs code from the data; raises ``ValueError`` on malformed input
     (an unhashable set member or dict key, an unknown tag, too deep nesting).
+    ``{"$ref": r}`` becomes ``ref(r)`` where ``ref`` is given (and is
+    malformed elsewhere).
     """
     if depth > MAX_DEPTH + 1:  # encode puts its marker one level below the cap
         raise ValueError("nesting too deep")
@@ -103,18 +107,18 @@ def decode(j, depth=0):
     if isinstance(j, float):
         return j
     if isinstance(j, list):
-        return [decode(v, depth + 1) for v in j]
+        return [decode(v, depth + 1, ref) for v in j]
     if isinstance(j, dict) and len(j) == 1:
         (tag, body), = j.items()
         try:
             if tag == "$tuple" and isinstance(body, list):
-                return tuple(decode(v, depth + 1) for v in body)
+                return tuple(decode(v, depth + 1, ref) for v in body)
             if tag == "$set" and isinstance(body, list):
-                return {decode(v, depth + 1) for v in body}
+                return {decode(v, depth + 1, ref) for v in body}
             if tag == "$frozenset" and isinstance(body, list):
-                return frozenset(decode(v, depth + 1) for v in body)
+                return frozenset(decode(v, depth + 1, ref) for v in body)
             if tag == "$dict" and isinstance(body, list):
-                return {decode(k, depth + 1): decode(v, depth + 1) for k, v in body}
+                return {decode(k, depth + 1, ref): decode(v, depth + 1, ref) for k, v in body}
         except TypeError as e:  # unhashable member or key, wrong pair shape
             raise ValueError(f"malformed {tag}: {e}") from None
         if tag == "$float" and body in ("nan", "inf", "-inf"):
@@ -123,20 +127,33 @@ def decode(j, depth=0):
             return bytes.fromhex(body)
         if tag == "$unsupported":
             return Unsupported(body)
+        if tag == "$ref" and ref is not None and type(body) in (int, str):
+            return ref(body)
     raise ValueError(f"not a plain value: {str(j)[:80]}")
 
 
 def plain_equal(expected, got, rel_tol=1e-6, abs_tol=1e-9):
-    """Python ``==`` on plain values, except that floats compare within
-    tolerance (and NaN equals NaN). Both sides must come from :func:`decode`
-    (or be builtin literals): no user-defined ``__eq__`` runs."""
+    """Python ``==`` on plain values, stricter where ``==`` would let a wrong
+    answer through: a float tolerance applies only where ``expected`` is a
+    float (an integer must be matched exactly: ``10**18`` never equals
+    ``1e18 + 999``; an int-valued float equal to it still does, as ``1 ==
+    1.0``); ``bool`` matches only ``bool``; NaN equals NaN and infinities
+    only themselves; containers compare element by element under the same
+    rules. Both sides must come from :func:`decode` (or be builtin literals):
+    no user-defined ``__eq__`` runs."""
     te, tg = type(expected), type(got)
-    if te is float or tg is float:
-        if te not in (int, float, bool) or tg not in (int, float, bool):
+    if te is bool or tg is bool:
+        return te is tg and expected == got
+    if te is float:
+        if tg not in (int, float):
             return False
-        if te is float and tg is float and math.isnan(expected) and math.isnan(got):
-            return True
+        if math.isnan(expected) or (tg is float and math.isnan(got)):
+            return tg is float and math.isnan(expected) and math.isnan(got)
+        if math.isinf(expected) or (tg is float and math.isinf(got)):
+            return expected == got
         return math.isclose(expected, got, rel_tol=rel_tol, abs_tol=abs_tol)
+    if tg is float:  # an exact expected value: Python's exact int/float comparison
+        return te is int and expected == got
     if te in (list, tuple) or tg in (list, tuple):
         return te is tg and len(expected) == len(got) and all(
             plain_equal(a, b, rel_tol, abs_tol) for a, b in zip(expected, got, strict=True)

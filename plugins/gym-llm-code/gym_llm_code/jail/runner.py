@@ -14,12 +14,12 @@ itself or hangs produces no output for the test it was on. Jobs:
 
 * ``call``: exec the program once, call ``entry(*args)`` for each input, send
   each result reduced to plain data (:mod:`plain`);
-* ``exprs``: exec the program then ``setup``, evaluate each expression;
 * ``stdio``: run the program (Python source, or an executable built by the
   job's ``compile`` step) once per input text; send stdout and exit status;
-* ``check``: run assertion test code after the program (see :func:`run_check`).
+* ``probe`` / ``check``: dataset test code, which runs in the runner itself
+  against the program served from a child (see :func:`run_checked`).
 
-``call`` and ``exprs`` tests run one after another in one child, which sends
+``call`` tests run one after another in one child, which sends
 one length-prefixed frame per test; when a test hangs or the child dies, the
 test fails and a fresh child carries on with the next one. ``stdio`` tests
 get a process each.
@@ -45,6 +45,7 @@ MARK = "@@gym-llm-code-result@@"
 SOURCE_NAME = "solution.py"
 JOB_NAME = "job.bin"
 _FRAME = struct.Struct(">I")
+_MAX_FD = 1 << 16
 _SIGKILL = 9  # not signal.SIGKILL: importing signal costs a few ms per job
 
 
@@ -114,9 +115,10 @@ def _null_fd(flags):
 
 class Child:
     """A forked process running ``body(result_fd)``, with the pipes the parent
-    reads: ``result`` always, ``stdout``/``stderr`` when ``capture``."""
+    reads: ``result`` always, ``stdout``/``stderr`` when ``capture``. The
+    child keeps no other fd of the runner's but those in ``keep``."""
 
-    def __init__(self, body, stdin_path=None, capture=False):
+    def __init__(self, body, stdin_path=None, capture=False, keep=()):
         r_res, w_res = os.pipe()
         self.pipes = {"result": r_res}
         write_ends = [w_res]
@@ -137,6 +139,11 @@ class Child:
                 out, err = (w_out, w_err) if capture else (_null_fd(os.O_WRONLY),) * 2
                 os.dup2(out, 1)
                 os.dup2(err, 2)
+                low = 3
+                for fd in sorted({w_res, *keep}):
+                    os.closerange(low, fd)
+                    low = fd + 1
+                os.closerange(low, _MAX_FD)
                 status = body(w_res)
             except BaseException as e:
                 try:
@@ -181,8 +188,8 @@ class Child:
                 return "eof"
         return None
 
-    def frame(self):
-        """Pop one complete result frame, if buffered."""
+    def frame(self, keys=("value", "error")):
+        """Pop one complete result frame (a dict with one of ``keys``), if buffered."""
         buf = self.data["result"]
         if len(buf) < _FRAME.size:
             return None
@@ -193,7 +200,7 @@ class Child:
         del buf[:_FRAME.size + size]
         try:
             out = marshal.loads(raw)
-            if type(out) is not dict or len(out) != 1 or not set(out) <= {"value", "error"}:
+            if type(out) is not dict or len(out) != 1 or not set(out) <= set(keys):
                 raise ValueError("malformed")
             dumps(out)  # plain JSON data only (no code objects, no odd types)
         except Exception:
@@ -272,8 +279,8 @@ def run_values(count, body_from, budget):
     return results
 
 
-def _values_body(code, count, setup, produce):
-    """A child body: exec ``code`` and ``setup`` once, then send
+def _values_body(code, count, produce):
+    """A child body: exec ``code`` once, then send
     ``produce(ns, i)`` for tests ``start..count-1``."""
 
     def body_from(start):
@@ -282,7 +289,6 @@ def _values_body(code, count, setup, produce):
             try:
                 if code is not None:
                     exec(code, ns)
-                setup(ns)
             except BaseException as e:  # every remaining test fails the same way
                 error = {"error": _text(e)}
                 for _ in range(start, count):
@@ -310,54 +316,293 @@ def run_call(job, code, inputs, budget):
             raise NameError(f"the solution does not define a function {entry}()")
         return fn(*[plain.decode(a) for a in inputs[i]])
 
-    return run_values(len(inputs), _values_body(code, len(inputs), lambda ns: None, produce), budget)
+    return run_values(len(inputs), _values_body(code, len(inputs), produce), budget)
 
 
-def run_exprs(job, code, budget):
-    setup_code = compile(job.get("setup", ""), "test_setup.py", "exec")
-    exprs = [compile(src, "test.py", "eval") for src in job["exprs"]]
-    bind = job.get("bind", {})
+# ----------------------------------------------------------------------------- checked jobs
+#
+# ``probe`` and ``check`` jobs run dataset test code. That code runs here, in
+# the runner (the *checker*), never in the answer's process: the answer runs in
+# a forked child that serves calls (``Answer``), and every name it defines is
+# only a ``Remote`` handle in the checker. What crosses back is plain data, so
+# the test compares builtin values with the checker's own builtins and the
+# prompt's helpers as the task defines them. The checker is non-dumpable (the
+# answer, same uid, cannot reach its memory or fds through /proc), ignores
+# SIGINT, imports nothing from the work dir, writes its result line to a
+# private fd, and reads the test code (``SECRET_NAME``) only after the answer's
+# process was forked from it, so that process never holds the tests.
 
-    def setup(ns):
-        exec(setup_code, ns)
-        for alias, name in bind.items():
-            ns[alias] = ns[name]
-
-    def produce(ns, i):
-        return eval(exprs[i], ns)
-
-    return run_values(len(exprs), _values_body(code, len(exprs), setup, produce), budget)
+SECRET_NAME = "secret.bin"
+_PR_SET_DUMPABLE = 4
+_ANSWER_KEYS = ("ready", "value", "raise", "error")
 
 
-def run_check(job, code, budget):
-    """One in-process assertion test, for dataset tests that cannot be split
-    into candidate and expected sides: the test code runs after the program,
-    with the builtins as they were before the program ran and with ``==`` and
-    ``!=`` already rewritten (on the host) into ``__gym_eq__``, a plain-value
-    comparison that uses a private copy of :mod:`plain`. It passes when the
-    test code runs to its end and the child says so."""
-    test = compile(job["test"], "test.py", "exec")
-    with open(os.path.join(HERE, "plain.py")) as f:
-        plain_code = compile(f.read(), "plain.py", "exec")
+class AnswerBroken(BaseException):
+    """The answer's process timed out, crashed or broke the protocol. A
+    ``BaseException``, so test code's ``except Exception`` does not swallow it
+    (and the verdict checks ``Answer.broken`` anyway)."""
 
-    def body(w_res):
-        pristine = dict(builtins.__dict__)
-        private = {"__builtins__": dict(pristine), "__name__": "plain_private"}
-        exec(plain_code, private)
-        encode, decode, equal = private["encode"], private["decode"], private["plain_equal"]
 
-        def gym_eq(a, b):
-            return equal(decode(encode(a)), decode(encode(b)))
+class AnswerError(Exception):
+    """An exception raised by the answer, of a class the checker does not know."""
 
-        ns = _fresh_globals("solution")
-        exec(code, ns)
-        test_ns = dict(ns)
-        test_ns.update(__builtins__=pristine, __gym_eq__=gym_eq)
-        exec(test, test_ns)
-        _send(w_res, {"value": True})
-        return 0
 
-    return run_values(1, lambda start: body, budget)
+class Remote:
+    """A name or object that lives in the answer's process: calling it is a
+    call there; it equals only itself and has no truth value."""
+
+    __slots__ = ("answer", "ref")
+
+    def __init__(self, answer, ref):
+        self.answer, self.ref = answer, ref
+
+    def __call__(self, *args, **kwargs):
+        return self.answer.call(self.ref, args, kwargs)
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError(f"{self!r} has no truth value")
+
+    def __repr__(self):
+        return f"<{self.ref} of the answer>" if type(self.ref) is str else f"<object #{self.ref} of the answer>"
+
+
+def _read_exact(fd, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def _serve(code, r_req, w_res, path):
+    """The answer's process: run ``code`` once, then answer ``[ref, args,
+    kwargs]`` requests with one frame each until the checker closes the pipe."""
+    sys.path[:] = path
+    ns = _fresh_globals("solution")
+    exec(code, ns)  # an exception here is sent as {"error"} by Child
+    _send(w_res, {"ready": [k for k, v in list(ns.items())[:10000] if type(k) is str and callable(v)]})
+    objects = {}
+
+    def resolve(ref):
+        return ns[ref] if type(ref) is str else objects[ref]
+
+    def handle(x):
+        objects[len(objects) + 1] = x
+        return {"$ref": len(objects)}
+
+    while True:
+        head = _read_exact(r_req, _FRAME.size)
+        if head is None:
+            return 0
+        ref, args, kwargs = marshal.loads(_read_exact(r_req, _FRAME.unpack(head)[0]))
+        try:
+            fn = resolve(ref)
+        except KeyError:
+            _send(w_res, {"raise": ["NameError", f"the solution does not define {ref}"]})
+            continue
+        try:
+            value = fn(*plain.decode(args, ref=resolve), **dict(plain.decode(kwargs, ref=resolve)))
+            payload = {"value": plain.encode(value, other=handle)}
+        except Exception as e:  # SystemExit and the like end the process: a crash
+            try:
+                message = str(e)[:300]
+            except Exception:
+                message = ""
+            payload = {"raise": [type(e).__name__, message]}
+        _send(w_res, payload)
+
+
+class Answer:
+    """The program under test in a child process, serving the checker's calls.
+
+    ``broken`` is set (and the child killed) when it times out, crashes or
+    sends a malformed frame; every call after that raises :class:`AnswerBroken`.
+    """
+
+    def __init__(self, code, budget, path):
+        self.budget = budget
+        self.broken = None
+        self.remotes = {}
+        self.classes = {}
+        self.names = []
+        r_req, self.w_req = os.pipe()
+        self.child = Child(lambda w_res: _serve(code, r_req, w_res, path), keep=(r_req,))
+        os.close(r_req)
+        try:
+            got = self._receive(budget.test_deadline())
+            if "ready" not in got or type(got["ready"]) is not list:
+                self._break({"error": "the test process sent a malformed result"})
+        except AnswerBroken:
+            return
+        self.names = [n for n in got["ready"] if type(n) is str]
+
+    def remote(self, ref):
+        if type(ref) is not int and type(ref) is not str:
+            raise ValueError("malformed handle")
+        if ref not in self.remotes:
+            self.remotes[ref] = Remote(self, ref)
+        return self.remotes[ref]
+
+    def _break(self, result):
+        if self.broken is None:
+            self.broken = result
+            self.close()
+        raise AnswerBroken(str(next(iter(self.broken.values()))))
+
+    def close(self):
+        if self.child is not None:
+            os.close(self.w_req)
+            self.child.finish()
+            self.child = None
+
+    def _receive(self, deadline):
+        caps = {"result": self.budget.cap}
+        while True:
+            got = self.child.frame(_ANSWER_KEYS)
+            if got is None:
+                end = self.child.pump(deadline, caps)
+                if end is None:
+                    continue
+                got = self.child.frame(_ANSWER_KEYS)  # a frame read along with the end still counts
+                if got is None:
+                    code, sig = self.child.finish()
+                    self.child = None
+                    os.close(self.w_req)
+                    how = f"killed by signal {sig}" if sig is not None else f"exit status {code}"
+                    self._break({"timeout": True} if end == "deadline" else
+                                {"error": f"result larger than {self.budget.cap} bytes"} if end == "cap" else
+                                {"crash": f"the test process ended without a result ({how})"})
+            if "error" in got and "ready" not in got:
+                self._break(got)
+            return got
+
+    def call(self, ref, args, kwargs):
+        if self.broken is not None:
+            raise AnswerBroken("the answer's process is gone")
+        other = lambda x: {"$ref": x.ref} if type(x) is Remote and x.answer is self else None  # noqa: E731
+        request = [ref, plain.encode(list(args), other=other), plain.encode(kwargs, other=other)]
+        try:
+            _send(self.w_req, request)
+        except OSError:
+            self._receive(time.monotonic())  # the child is gone: report how
+        got = self._receive(self.budget.test_deadline())
+        try:
+            if "value" in got:
+                return plain.decode(got["value"], ref=self.remote)
+            name, message = got["raise"]
+            if type(name) is not str or type(message) is not str:
+                raise ValueError("malformed")
+        except (ValueError, TypeError, KeyError, RecursionError):
+            self._break({"error": "the test process sent a malformed result"})
+        raise self.exception(name, message)
+
+    def exception(self, name, message):
+        """The answer's exception as the checker's own class of that name (a
+        builtin, or one the task's code defines), else :class:`AnswerError`."""
+        cls = self.classes.get(name, getattr(builtins, name, None))
+        if isinstance(cls, type) and issubclass(cls, Exception):
+            try:
+                return cls(message)
+            except Exception:
+                pass
+        return AnswerError(f"{name}: {message}")
+
+
+def _harden():
+    """Make the runner a checker the answer's process cannot reach (see above)."""
+    import ctypes
+    import signal
+
+    if ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError("prctl(PR_SET_DUMPABLE) failed")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    path = list(sys.path)
+    sys.path[:] = [p for p in path if p and os.path.abspath(p) != HERE]
+    return path
+
+
+class TaskError(Exception):
+    """The task's own setup code failed in the checker (not the answer's fault)."""
+
+
+def _checked_namespace(setup, answer, entry, bind):
+    ns = {"__name__": "__main__", "__builtins__": builtins}
+    try:
+        exec(setup, ns)
+    except Exception as e:
+        raise TaskError(_text(e)) from None
+    for name in answer.names:  # never a builtin or a name the task defines: the task's win
+        if name not in ns and not hasattr(builtins, name) and not name.startswith("__"):
+            ns[name] = answer.remote(name)
+    ns[entry] = answer.remote(entry)
+    for alias, name in bind.items():
+        ns[alias] = ns[name]
+    answer.classes = {k: v for k, v in ns.items() if isinstance(v, type)}
+    return ns
+
+
+def _checked_result(answer, run):
+    """``run()``'s value as a result, unless the answer broke on the way."""
+    try:
+        value = run()
+    except AnswerBroken:
+        value = None
+    except TaskError:
+        raise
+    except BaseException as e:
+        if answer.broken is None:
+            return {"error": _text(e)}
+    return answer.broken or {"value": plain.encode(value)}
+
+
+def run_checked(job, code, budget):
+    """A ``probe`` job (evaluate the ``exprs``, one plain value each) or a
+    ``check`` job (run ``test``; it passes when it runs to its end) in the
+    checker, after the task's ``setup`` code, with ``entry``, the names the
+    answer defines and the ``bind`` aliases bound to the answer's process."""
+    secret_path = os.path.join(HERE, SECRET_NAME)
+    secret_fd = os.open(secret_path, os.O_RDONLY)
+    os.unlink(secret_path)
+    path = _harden()
+    answer = Answer(code, budget, path)  # forked before the tests are read
+    with os.fdopen(secret_fd, "rb") as f:
+        secret = marshal.loads(f.read())  # written by the host: trusted
+    setup = compile(secret.get("setup", ""), "test_setup.py", "exec")
+    entry, bind = job["entry"], secret.get("bind", {})
+    if "test" in secret:
+        test = compile(secret["test"], "test.py", "exec")
+        if answer.broken is not None:
+            return [answer.broken]
+        ns = _checked_namespace(setup, answer, entry, bind)
+        result = _checked_result(answer, lambda: exec(test, ns) or True)
+        answer.close()
+        return [result]
+    exprs = [compile(src, "test.py", "eval") for src in secret["exprs"]]
+    results = []
+    ns = None
+    for expr in exprs:
+        # No fresh process after a timeout or crash: one forked now would hold
+        # the tests. The remaining tests fail the same way.
+        if answer.broken is not None:
+            results.append(answer.broken)
+        elif budget.left() <= 0:
+            results.append({"skipped": True})
+        else:
+            if ns is None:
+                ns = _checked_namespace(setup, answer, entry, bind)
+            results.append(_checked_result(answer, lambda: eval(expr, ns)))  # noqa: B023
+    answer.close()
+    return results
 
 
 def _python_main(code):
@@ -458,6 +703,11 @@ def compile_step(spec):
 
 
 def main():
+    # The result line goes to a private copy of stdout; fd 1 itself is
+    # /dev/null, so that nothing else the runner runs can print a result line.
+    sys.stdout.flush()
+    result_fd = os.dup(1)
+    os.dup2(_null_fd(os.O_WRONLY), 1)
     path = os.path.join(HERE, JOB_NAME)
     with open(path, "rb") as f:
         job = marshal.loads(f.read())  # written by the host: trusted
@@ -484,16 +734,16 @@ def main():
             out["results"] = run_call(job, code, inputs, budget)
         elif kind == "stdio":
             out["results"] = run_stdio(job, code, inputs, budget)
-        elif kind == "exprs":
-            out["results"] = run_exprs(job, code, budget)
-        elif kind == "check":
-            out["results"] = run_check(job, code, budget)
+        elif kind in ("probe", "check"):
+            try:
+                out["results"] = run_checked(job, code, budget)
+            except TaskError as e:
+                out["task_error"] = str(e)
         else:
             raise ValueError(f"unknown job kind {kind!r}")
     line = MARK + dumps(out) + "\n"
     # a lone surrogate from the program's output becomes a JSON \udcxx escape
-    sys.stdout.buffer.write(line.encode("utf-8", "backslashreplace"))
-    sys.stdout.flush()
+    _write_all(result_fd, line.encode("utf-8", "backslashreplace"))
 
 
 if __name__ == "__main__":

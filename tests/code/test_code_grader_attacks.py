@@ -1,0 +1,200 @@
+"""Attacks on the code graders themselves (issue 20, items 4-6), in the real
+sandbox: each earned full reward before, and earns nothing now.
+
+* the dataset harnesses: the answer reaching the checker's builtins, its
+  result channel or the prompt's helpers (the tests now run in a separate
+  process that only calls into the answer's);
+* float tolerance on integer results (function and stdin/stdout tasks);
+* the MBPP example shown in the prompt counted as a hidden test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from gym_llm_code.datasets import assertion_steps, parse_row
+from gym_llm_code.jail.plain import plain_equal
+from gym_llm_code.judge import tokens_match
+from gym_llm_code.problems import function_problems, stdio_problems
+from gym_llm_code.verify import GradingPolicy, averify, function_steps, stdio_steps
+
+POLICY = GradingPolicy(tests="fixed", test_timeout_s=2.0, budget_s=6.0, reward="pass_rate")
+
+# A HumanEval row whose test has a loop (in-process harness) and one whose
+# asserts split; both call a helper the prompt defines.
+SHIFT_PROMPT = ('def encode_shift(s: str) -> str:\n    return "".join(chr((ord(c) - 97 + 5) % 26 + 97) for c in s)\n\n\n'
+                'def decode_shift(s: str) -> str:\n    """Undo encode_shift."""\n')
+SHIFT_BODY = '    return "".join(chr((ord(c) - 97 - 5) % 26 + 97) for c in s)\n'
+IN_PROCESS = {
+    "task_id": "Att/loop", "prompt": SHIFT_PROMPT, "entry_point": "decode_shift", "canonical_solution": SHIFT_BODY,
+    "test": "SECRET_TABLE = ['qzxvkjwqpr']\n\ndef check(candidate):\n    import random\n    rng = random.Random(7)\n"
+            "    for _ in range(20):\n        s = ''.join(rng.choice('abcxyz') for _ in range(rng.randint(1, 9)))\n"
+            "        assert candidate(encode_shift(s)) == s\n    assert candidate(encode_shift(SECRET_TABLE[0])) == SECRET_TABLE[0]\n",
+}
+SPLIT = dict(IN_PROCESS, task_id="Att/split",
+             test="def check(candidate):\n    assert candidate(encode_shift('hello')) == 'hello'\n"
+                  "    assert candidate(encode_shift('zebra')) == 'zebra'\n")
+MBPP_CLASS = {  # the tests build objects of a class the answer defines
+    "task_id": 601, "text": "Find the longest chain of pairs (a, b) then (c, d) with b < c.",
+    "code": "class Pair(object):\n    def __init__(self, a, b):\n        self.a = a\n        self.b = b\n"
+            "def max_chain_length(arr, n):\n    arr = sorted(arr, key=lambda p: p.b)\n    count, end = 0, None\n"
+            "    for p in arr:\n        if end is None or p.a > end:\n            count, end = count + 1, p.b\n    return count\n",
+    "test_list": ["assert max_chain_length([Pair(5, 24), Pair(15, 25), Pair(27, 40), Pair(50, 60)], 4) == 3",
+                  "assert max_chain_length([Pair(1, 2), Pair(3, 4), Pair(5, 6), Pair(7, 8)], 4) == 4",
+                  "assert max_chain_length([Pair(19, 10), Pair(11, 12), Pair(13, 14), Pair(15, 16), Pair(31, 54)], 5) == 5"],
+}
+MBPP = {"task_id": 11, "text": "Remove the first and last occurrence of a given character.",
+        "code": "def remove_Occ(s, ch):\n    s = s.replace(ch, '', 1)\n    i = s.rfind(ch)\n    return s if i < 0 else s[:i] + s[i + 1:]\n",
+        "test_list": ['assert remove_Occ("hello","l") == "heo"', 'assert remove_Occ("abcda","a") == "bcd"',
+                      'assert remove_Occ("PHP","P") == "H"']}
+
+FORGE_FRAMES = (
+    "import marshal, os, struct\n"
+    "for payload in ({'value': True}, {'ready': ['decode_shift']}):\n"
+    "    d = marshal.dumps(payload)\n"
+    "    for fd in range(0, 64):\n"
+    "        try:\n            os.write(fd, struct.pack('>I', len(d)) + d)\n        except OSError:\n            pass\n"
+)
+#: Each neutralises the old in-process harness; none solves the task.
+HARNESS_HACKS = {
+    "redefine_prompt_helpers": "def encode_shift(s):\n    return s\n\ndef decode_shift(s):\n    return s\n",
+    "rebind_exec_builtin": "import builtins\nbuiltins.exec = lambda *a, **k: None\ndef decode_shift(s):\n    return s\n",
+    "rebind_many_builtins": (
+        "import builtins\nfor name in ('exec', 'eval', 'compile', 'dict', 'isinstance', 'type', 'repr', 'print'):\n"
+        "    setattr(builtins, name, lambda *a, **k: None)\ndef decode_shift(s):\n    return s\n"),
+    "forged_frame_then_os_exit": FORGE_FRAMES + "os._exit(0)\n",
+    "forged_frame_in_call_then_exit": (
+        "def decode_shift(s):\n" + "".join("    " + line + "\n" for line in FORGE_FRAMES.splitlines())
+        + "    os._exit(0)\n"),
+    "forged_result_line_via_proc_then_kill": (
+        "import json, os, signal\nline = '@@gym-llm-code-result@@' + json.dumps({'results': [{'value': True}] * 3}) + '\\n'\n"
+        "for pid in {os.getppid(), 1, 2, 3}:\n    for fd in (1, 2, 3, 4, 5):\n        try:\n"
+        "            with open('/proc/%d/fd/%d' % (pid, fd), 'w') as f:\n                f.write(line)\n"
+        "        except OSError:\n            pass\n"
+        "for pid in (os.getppid(), 2, 1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\n"),
+    "sys_exit_in_atexit": "import atexit, sys\natexit.register(lambda: sys.exit(0))\ndef decode_shift(s):\n    raise SystemExit(0)\n",
+    "sigint_the_checker": (
+        "import os, signal\ndef decode_shift(s):\n    os.kill(os.getppid(), signal.SIGINT)\n    return s\n"),
+    "always_equal_object": (
+        "class E(str):\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n    __hash__ = str.__hash__\n"
+        "class F:\n    def __eq__(self, o): return True\n    def __bool__(self): return True\n"
+        "def decode_shift(s):\n    return F()\n"),
+    "patch_checker_through_gc": (
+        "import gc\nfor obj in gc.get_objects():\n    if isinstance(obj, dict) and 'encode_shift' in obj:\n"
+        "        obj['encode_shift'] = lambda s: s\n    if isinstance(obj, dict) and '__gym_eq__' in obj:\n"
+        "        obj['__gym_eq__'] = lambda a, b: True\n"
+        "def encode_shift(s):\n    return s\ndef decode_shift(s):\n    return s\n"),
+    "shadow_module_the_checker_imports": (
+        "for name in ('random', 'typing', 'math'):\n    with open(name + '.py', 'w') as f:\n"
+        "        f.write('import sys\\nsys.modules[\"builtins\"].AssertionError = KeyboardInterrupt\\n"
+        "class Random:\\n    def __init__(self, *a): pass\\n    def randint(self, a, b): return 0\\n"
+        "    def choice(self, s): return \"\"\\n')\n"
+        "def decode_shift(s):\n    return s\n"),
+}
+
+
+def _run(row, answers, policy=POLICY, sandbox=None):
+    item = parse_row(row, 0)
+
+    async def main():
+        return await asyncio.gather(*(averify(assertion_steps(item, f"```python\n{a}\n```", policy), sandbox)
+                                      for a in answers))
+
+    return item, asyncio.run(main())
+
+
+@pytest.mark.parametrize("row", [IN_PROCESS, SPLIT], ids=["in-process", "split"])
+def test_answers_cannot_reach_the_checker(sandbox, row):
+    honest = SHIFT_PROMPT + "\n" + SHIFT_BODY
+    item, results = _run(row, [honest, *HARNESS_HACKS.values()], sandbox=sandbox)
+    assert (item.checks is None) == (row is IN_PROCESS)
+    assert results[0].score == 1.0, results[0]  # the same harness passes a real solution
+    for name, r in zip(HARNESS_HACKS, results[1:], strict=True):
+        assert r.score == 0.0 and r.components["passed"] == 0.0, (name, r)
+        assert "reward_error" not in r.info, (name, r.info)
+
+
+def test_in_process_answer_never_holds_the_test_code(sandbox):
+    # The answer returns every string of its process's memory that holds the
+    # test's secret; control: a string of the job it must see (its own code).
+    scan = ("import gc\ndef decode_shift(s):\n    marks = ('qzxvkj' + 'wqpr', 'DECODE' + '_MARK')\n"
+            "    found = [o for o in gc.get_objects() if isinstance(o, str) and any(m in o for m in marks)]\n"
+            "    for o in gc.get_objects():\n        if isinstance(o, dict):\n"
+            "            found += [v for v in o.values() if isinstance(v, str) and any(m in v for m in marks)]\n"
+            "    raise ValueError(repr(sorted(set('SECRET' if 'qzxvkj' + 'wqpr' in f else 'CONTROL' for f in found))))\n"
+            "# DECODE_MARK\n")
+    item = parse_row(IN_PROCESS, 0)
+    from gym_llm_code.harness import run_job
+
+    steps = assertion_steps(item, f"```python\n{scan}```", POLICY)
+    job = next(steps)
+    outcome = run_job(sandbox, job)
+    assert "qzxvkjwqpr" not in json.dumps(job.spec())  # the secret is only in the checker's file
+    (res,) = outcome.results
+    assert res.get("error", "").endswith("['CONTROL']\"") or "['CONTROL']" in res.get("error", ""), res
+
+
+def test_objects_of_answer_classes_still_work(sandbox):
+    item, (ref, wrong) = _run(MBPP_CLASS, [MBPP_CLASS["code"],
+                                           MBPP_CLASS["code"].replace("return count", "return count + 1")],
+                              sandbox=sandbox)
+    assert item.checks is not None
+    assert ref.score == 1.0, ref
+    assert wrong.score == 0.0 and "reward_error" not in wrong.info
+
+
+def test_integer_results_compare_exactly():
+    assert not plain_equal(10**18, 1000000000000000999.0) and not plain_equal(5, 5 * (1 + 9e-7))
+    assert plain_equal(5, 5.0) and plain_equal(5.0, 5 * (1 + 9e-7))  # tolerance where a float is expected
+    assert not plain_equal(True, 1) and not plain_equal(1, True) and not plain_equal(0.0, False)
+    assert not plain_equal([1, (2, {"a": 3})], [1, (2, {"a": 3.0000001})]) and plain_equal([0.5], [0.5000000001])
+    assert plain_equal(float("inf"), float("inf")) and not plain_equal(float("inf"), 1e308)
+    assert not plain_equal(float("nan"), 0.0) and not plain_equal(3, float("nan"))
+    assert not tokens_match("1000000000000000000", "1000000000000000999.0")
+    assert not tokens_match("5", repr(5 * (1 + 9e-7))) and not tokens_match("2000000000000000000", "2e18000")
+    assert tokens_match("5", "5.000") and tokens_match("2000000000000000000", "2e18")
+    assert tokens_match("0.5", "0.5000001")
+
+
+FLOAT_HACK_FN = "def add(a, b):\n    return float(a + b) * (1 + 9e-7)"
+BOOL_HACK_FN = "def is_positive(n):\n    return int(n > 0)"
+FLOAT_HACK_IO = "a, b = map(int, input().split())\nprint(repr(float(a + b) * (1 + 9e-7)))"
+
+
+def test_float_answers_to_integer_tasks_earn_nothing(sandbox):
+    fns = {p.name: p for p in function_problems()}
+    sum_two = next(p for p in stdio_problems() if p.name == "sum_two")
+    policy = GradingPolicy(tests="both", random_tests=5, test_timeout_s=2.0, budget_s=6.0, reward="pass_rate")
+
+    async def main():
+        return await asyncio.gather(
+            averify(function_steps(fns["add"], f"```python\n{FLOAT_HACK_FN}\n```", 0, policy), sandbox),
+            averify(function_steps(fns["is_positive"], f"```python\n{BOOL_HACK_FN}\n```", 0, policy), sandbox),
+            averify(stdio_steps(sum_two, f"```python\n{FLOAT_HACK_IO}\n```", 0, policy), sandbox),
+            averify(stdio_steps(sum_two, "```python\na, b = map(int, input().split())\nprint(f'{a + b}.0')\n```",
+                                0, policy), sandbox),
+        )
+
+    add, positive, io, exact = asyncio.run(main())
+    # add(0, 0) == 0.0 exactly is the only hidden test a scaled float can match
+    assert add.score < 0.5 and positive.score == 0.0, (add, positive)
+    assert io.score < 0.5, io
+    assert exact.score == 1.0, exact  # an exact decimal form of the integer is still right
+
+
+def test_the_mbpp_example_in_the_prompt_is_not_a_hidden_test(sandbox):
+    item, (hardcoded, honest) = _run(MBPP, ["def remove_Occ(s, ch):\n    return 'heo'", MBPP["code"]], sandbox=sandbox)
+    assert 'remove_Occ("hello","l")' in item.prompt and item.public == 1
+    assert hardcoded.score == 0.0 and hardcoded.info["hidden_total"] == 2, hardcoded
+    assert hardcoded.info["public_passed"] == 1  # it still serves as a format check and feedback
+    assert honest.score == 1.0 and honest.info["hidden_total"] == 2
+    # in-process rows leave it out of the test program too
+    loop_row = dict(MBPP, test_list=[*MBPP["test_list"], "for s in ['a']:\n    assert remove_Occ(s, 'a') == ''"])
+    loop_item, (hard_loop,) = _run(loop_row, ["def remove_Occ(s, ch):\n    return 'heo'"], sandbox=sandbox)
+    assert loop_item.checks is None and 'remove_Occ("hello","l") == "heo"' not in loop_item.test_program
+    assert hard_loop.score == 0.0
+    # a row with a single test shows none
+    single = parse_row(dict(MBPP, test_list=MBPP["test_list"][:1]), 0)
+    assert "assert" not in single.prompt and single.public == 0
