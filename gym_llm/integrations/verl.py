@@ -187,7 +187,8 @@ def _agent_loop_class() -> type:
                 metrics={},
                 extra_fields={"turn_scores": list(t.turn_rewards), "tool_rewards": [],
                               "reward_components": dict(t.reward_components),
-                              "reason": t.info.get("reason") or "", "reward_error": error or ""},
+                              "reason": t.info.get("reason") or t.truncated_reason or "",
+                              "reward_error": error or ""},
             )
 
     GymLLMAgentLoop.__module__ = __name__
