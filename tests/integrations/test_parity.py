@@ -13,82 +13,55 @@ from gym_llm.integrations import trl as gtrl
 from gym_llm.integrations import verl as gverl
 from gym_llm.integrations._tasks import TaskColumnError, TaskRef, completion_turn, task_rows
 
+from .completions import KINDS, turns
+
 N_TASKS = 3
 
-#: One env id per domain (plus a multi-turn feedback env), with a function
-#: giving a right completion for a task (None: no cheap right answer).
-def _math_right(task):
-    return f"The answer is \\boxed{{{task.answer}}}."
-
-
-def _tool_right(task):
-    calls = task.answer if isinstance(task.answer, list) else [task.answer]
-    return "".join(f"<tool_call>{json.dumps({'name': c['name'], 'arguments': c['arguments']})}</tool_call>"
-                   for c in calls)
-
-
-def _code_right(task):
-    return f"```python\n{task.answer}\n```"  # the reference solution
-
-
-def _longctx_right(task):
-    answer = task.answer if isinstance(task.answer, str) else ", ".join(map(str, task.answer))
-    return f"The answer is {answer}."
-
-
+#: One env id per domain, and a multi-turn feedback env, with their kwargs.
 ENVS = {
-    "math/Arithmetic-v0": ({}, _math_right),
-    "math/Algebra-v0": ({"max_turns": 3}, _math_right),
-    "tool/FunctionCalling-v0": ({}, _tool_right),
-    "code/PythonFunctions-v0": ({}, _code_right),
-    "longctx/Needle-v0": ({}, _longctx_right),
+    "math/Arithmetic-v0": {},
+    "math/Algebra-v0": {"max_turns": 3},
+    "tool/FunctionCalling-v0": {},
+    "code/PythonFunctions-v0": {},
+    "longctx/Needle-v0": {},
 }
 
-MALFORMED = [
-    "",
-    "\\boxed{",
-    "<tool_call>{not json</tool_call>",
-    "```python\ndef broken(:\n```",
-    b"\xff\xfe binary",
-    None,
-    12345,
-    {"role": "user", "content": "wrong role"},
-    [{"role": "assistant", "content": "\\boxed{0}"}],
-]
+#: Besides the shared kinds: a TRL conversational completion (a message list).
+EXTRA = [[{"role": "assistant", "content": "\\boxed{0}"}], "\\boxed{", "```python\ndef broken(:\n```"]
 
 
 def _env_step(row, completion):
     env = gym_llm.make(row["env_id"], split=row["split"], **json.loads(row["env_kwargs"]))
     try:
         env.reset(seed=row["seed"], options={"task_index": row["task_index"]})
-        task = env.unwrapped.task
         _, reward, _, _, info = env.step(completion_turn(completion))
-        return task, reward, info
+        return reward, info
     finally:
         env.close()
 
 
-def _completions(row, right):
-    env = gym_llm.make(row["env_id"], split=row["split"], **json.loads(row["env_kwargs"]))
-    env.reset(seed=row["seed"], options={"task_index": row["task_index"]})
-    task = env.unwrapped.task
-    env.close()
-    good = right(task)
-    return ([good] if good else []) + ["I do not know.", "\\boxed{-987654321}"] + MALFORMED
+def _completions(row):
+    """Each kind's first turn (a single completion is one turn), every
+    malformed action, and :data:`EXTRA`."""
+    out = []
+    for kind in KINDS:
+        got = turns(row["env_id"], kind, row["seed"], row["task_index"])
+        out += got if kind == "malformed" else got[:1]
+    return out + EXTRA
 
 
 @pytest.mark.parametrize("env_id", sorted(ENVS))
 def test_adapters_equal_env_step(env_id):
-    kwargs, right = ENVS[env_id]
+    kwargs = ENVS[env_id]
     reward = gtrl.reward_function(env_id, **kwargs)
     rows = task_rows(env_id, "train", N_TASKS, seed=7, **kwargs)
     rewarded = 0
     for row in rows:
-        completions = _completions(row, right)
+        completions = _completions(row)
         columns = {c: [row[c]] * len(completions) for c in ("env_id", "split", "seed", "task_index", "env_kwargs")}
         trl_scores = reward([row["prompt"]] * len(completions), completions, **columns)
         for completion, trl_score in zip(completions, trl_scores, strict=True):
-            _, expected, info = _env_step(row, completion)
+            expected, info = _env_step(row, completion)
             got = gverl.compute_score(env_id, completion, row["task_id"], extra_info=row)
             assert got["score"] == expected, (completion, got, info)
             assert got["reason"] == (info.get("reason") or "")
