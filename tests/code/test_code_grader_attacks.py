@@ -117,13 +117,17 @@ def test_answers_cannot_reach_the_checker(sandbox, row):
 
 
 def test_in_process_answer_never_holds_the_test_code(sandbox):
-    # The answer returns every string of its process's memory that holds the
-    # test's secret; control: a string of the job it must see (its own code).
+    # The answer reports the strings of its process's memory that hold the
+    # test's secret (control: one in its own code) and whether it can open the
+    # checker's memory, fds or environment through /proc.
     scan = ("import gc\ndef decode_shift(s):\n    marks = ('qzxvkj' + 'wqpr', 'DECODE' + '_MARK')\n"
             "    found = [o for o in gc.get_objects() if isinstance(o, str) and any(m in o for m in marks)]\n"
             "    for o in gc.get_objects():\n        if isinstance(o, dict):\n"
             "            found += [v for v in o.values() if isinstance(v, str) and any(m in v for m in marks)]\n"
-            "    raise ValueError(repr(sorted(set('SECRET' if 'qzxvkj' + 'wqpr' in f else 'CONTROL' for f in found))))\n"
+            "    import os\n    for part in ('mem', 'fd/1', 'environ'):\n        try:\n"
+            "            open('/proc/%d/%s' % (os.getppid(), part), 'rb').read(1)\n            found.append('CHECKER ' + part)\n"
+            "        except OSError:\n            pass\n"
+            "    raise ValueError(repr(sorted(set('SECRET' if 'qzxvkj' + 'wqpr' in f else f[:11] if f.startswith('CHECKER') else 'CONTROL' for f in found))))\n"
             "# DECODE_MARK\n")
     item = parse_row(IN_PROCESS, 0)
     from gym_llm_code.harness import run_job
@@ -133,7 +137,8 @@ def test_in_process_answer_never_holds_the_test_code(sandbox):
     outcome = run_job(sandbox, job)
     assert "qzxvkjwqpr" not in json.dumps(job.spec())  # the secret is only in the checker's file
     (res,) = outcome.results
-    assert res.get("error", "").endswith("['CONTROL']\"") or "['CONTROL']" in res.get("error", ""), res
+    # it found its own code, and neither the test nor a way into the checker's process
+    assert "['CONTROL']" in res.get("error", ""), res
 
 
 def test_objects_of_answer_classes_still_work(sandbox):
@@ -198,3 +203,32 @@ def test_the_mbpp_example_in_the_prompt_is_not_a_hidden_test(sandbox):
     # a row with a single test shows none
     single = parse_row(dict(MBPP, test_list=MBPP["test_list"][:1]), 0)
     assert "assert" not in single.prompt and single.public == 0
+
+
+FIDELITY = {  # keyword arguments, an expected exception, a value printed by the test code
+    "task_id": "Att/fidelity", "entry_point": "repeat",
+    "prompt": 'def repeat(n: int, k: int = 1) -> list:\n    """[n] * k; ValueError for a negative n."""\n',
+    "canonical_solution": "    if n < 0:\n        raise ValueError(n)\n    return [n] * k\n",
+    "test": "def check(candidate):\n    print(candidate(7))\n    for n in range(3):\n        assert candidate(n, k=2) == [n, n]\n"
+            "    try:\n        candidate(-1)\n    except ValueError:\n        pass\n    else:\n        raise AssertionError('no ValueError')\n",
+}
+FIDELITY_ANSWERS = {
+    "honest": ("def repeat(n, k=1):\n    if n < 0:\n        raise ValueError(n)\n    return [n] * k", 1.0),
+    "no_exception": ("def repeat(n, k=1):\n    return [n] * k", 0.0),
+    "wrong_exception": ("def repeat(n, k=1):\n    if n < 0:\n        raise TypeError(n)\n    return [n] * k", 0.0),
+    # the test prints a value: a forged result line in it, then the checker killed
+    "forged_line_printed_by_the_test": (
+        "import json, os, signal\nCALLS = []\ndef repeat(n, k=1):\n    CALLS.append(n)\n"
+        "    if len(CALLS) == 1:\n        return '@@gym-llm-code-result@@' + json.dumps({'results': [{'value': True}]})\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)", 0.0),
+    "exception_that_equals_everything": (
+        "class ValueError(Exception):\n    def __eq__(self, o): return True\n"
+        "def repeat(n, k=1):\n    raise ValueError(n)", 0.0),
+}
+
+
+def test_in_process_harness_keeps_python_semantics(sandbox):
+    item, results = _run(FIDELITY, [a for a, _ in FIDELITY_ANSWERS.values()], sandbox=sandbox)
+    assert item.checks is None
+    for (name, (_, want)), r in zip(FIDELITY_ANSWERS.items(), results, strict=True):
+        assert r.score == want and "reward_error" not in r.info, (name, r)
