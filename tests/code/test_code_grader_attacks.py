@@ -232,3 +232,12 @@ def test_in_process_harness_keeps_python_semantics(sandbox):
     assert item.checks is None
     for (name, (_, want)), r in zip(FIDELITY_ANSWERS.items(), results, strict=True):
         assert r.score == want and "reward_error" not in r.info, (name, r)
+
+
+def test_split_values_keep_dict_order(sandbox):
+    row = {"task_id": 5, "text": "Count letters in order of first appearance.",
+           "code": "def counts(s):\n    d = {}\n    for c in s:\n        d[c] = d.get(c, 0) + 1\n    return d\n",
+           "test_list": ["assert counts('ba') == {'b': 1, 'a': 1}", "assert list(counts('zya')) == ['z', 'y', 'a']",
+                         "assert str(counts('cb')) == \"{'c': 1, 'b': 1}\""]}
+    _, (ref,) = _run(row, [row["code"]], sandbox=sandbox)
+    assert ref.score == 1.0, ref

@@ -47,7 +47,7 @@ def _float(x):
 
 
 def _key(j):
-    # A total order on encoded values, so sets and dicts encode canonically.
+    # A total order on encoded values, so sets encode canonically.
     return repr(j)
 
 
@@ -84,8 +84,8 @@ def encode(x, depth=0, other=None):
     if isinstance(x, set):
         return {"$set": sorted((encode(v, depth + 1, other) for v in set.__iter__(x)), key=_key)}
     if isinstance(x, dict):
-        items = [[encode(k, depth + 1, other), encode(v, depth + 1, other)] for k, v in dict.items(x)]
-        return {"$dict": sorted(items, key=lambda kv: _key(kv[0]))}
+        # in insertion order, which Python code may observe (sets have none)
+        return {"$dict": [[encode(k, depth + 1, other), encode(v, depth + 1, other)] for k, v in dict.items(x)]}
     if isinstance(x, bytes | bytearray):
         return {"$bytes": bytes(x).hex()}
     replaced = other(x) if other is not None else None
