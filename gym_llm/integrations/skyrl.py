@@ -34,7 +34,6 @@ env kwarg) decides when the episode ends, as in our own rollouts.
 
 from __future__ import annotations
 
-import copy
 import warnings
 from collections.abc import Mapping
 from contextlib import ExitStack
@@ -132,7 +131,7 @@ class GymLLMTextEnv(BaseTextEnv):
         return self._output(score, done=score.terminated or score.truncated)
 
     def _output(self, score: Score, done: bool) -> BaseTextEnvStepOutput:
-        self.last_info = copy.deepcopy(score.info)
+        self.last_info = score.info
         return BaseTextEnvStepOutput(observations=list(score.messages), reward=score.reward, done=bool(done),
                                      metadata=score.info, postprocessed_action=None)
 

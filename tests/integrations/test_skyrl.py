@@ -9,11 +9,12 @@ import json
 import gymnasium
 import pytest
 import skyrl_gym  # the [skyrl] extra: a missing peer fails here, it is not skipped
-from completions import KINDS, turns  # tests/integrations/completions.py
 from omegaconf import OmegaConf
 
 import gym_llm
 from gym_llm.integrations import skyrl as gsk
+
+from .completions import KINDS, turns
 
 N_TASKS = 2
 

@@ -17,13 +17,14 @@ from typing import Any
 import pydantic
 import pytest
 import verifiers.v1 as vf  # the [verifiers] extra: a missing peer fails here, it is not skipped
-from completions import KINDS, turns  # tests/integrations/completions.py
 from verifiers.v1.configs.client import EvalClientConfig
 from verifiers.v1.dialects.chat import message_to_wire
 
 import gym_llm
 from gym_llm.integrations import verifiers as gvf
 from gym_llm.integrations._tasks import TaskRef, task_rows
+
+from .completions import KINDS, turns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/servers.py, shared
 import servers  # noqa: E402
@@ -114,6 +115,27 @@ def test_run_episode_with_each_kind_of_turn_equals_env_step(env_id: str, served_
                         assert trace.reward == 0.0 and trace.info["gym_llm"]["reason"], trace.info
 
     asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_tool_results_come_back_as_tool_messages(served_tiny: servers.VLLMServer) -> None:
+    """A model that only ever calls the task's tools: every turn's tool
+    results are the next user turn (``tool`` messages) until the env truncates."""
+    env_id = "tool/Shell-v0"  # its bash tool answers in the sandbox
+    env = gvf.load_environment(env_id, n=1, seed=3, model="tiny", max_turns=3)
+    (task,) = list(env.taskset)
+    calls = turns(env_id, "right", task.data.seed, task.data.task_index)[0].split("</tool_call>")[0] + "</tool_call>"
+
+    async def main() -> vf.Trace:
+        async with env.serving():
+            episode = await env.run_episode(task, forced_context(served_tiny.base_url, [calls]))
+        assert episode.ok, episode.errors
+        return episode.traces[0]
+
+    trace = asyncio.run(main())
+    said = check_trace(trace)
+    assert said == [calls] * 3  # truncated at max_turns, every turn a call
+    assert sum(m.role == "tool" for m in trace.messages) == 2  # the last turn's results end the episode
 
 
 def vf_eval(url: str, out: Path, *args: str) -> subprocess.CompletedProcess:
