@@ -86,11 +86,12 @@ def ours(model: Path, workdir: Path, steps: int, lr: float, backend: str, seed: 
 
 def trl(model: Path, workdir: Path, steps: int, lr: float, seed: int) -> dict:
     from datasets import Dataset
-    from gym_llm_math import trl_reward_function
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
     import gym_llm
+    from gym_llm.integrations import trl as gtrl
+    from gym_llm.integrations._tasks import TaskRef
 
     env = gym_llm.make("math/Arithmetic-v0", split="train", seed=0, difficulty=DIFFICULTY)
     rows = []
@@ -98,8 +99,10 @@ def trl(model: Path, workdir: Path, steps: int, lr: float, seed: int) -> dict:
     # first train tasks, which are the ones the warm start saw
     draw = random.Random(seed)
     for _ in range(steps * ROWS // GROUP):
-        obs, _ = env.reset(seed=draw.randrange(2**31 - 1))
-        rows.append({"prompt": obs, "answer": env.unwrapped.task.answer})
+        reset_seed = draw.randrange(2**31 - 1)
+        obs, info = env.reset(seed=reset_seed)
+        ref = TaskRef.of("math/Arithmetic-v0", "train", reset_seed, info["task_index"], {"difficulty": DIFFICULTY})
+        rows.append({"prompt": obs, **ref.to_row()})
     rewards: list[float] = []
 
     class Rewards(TrainerCallback):
@@ -115,7 +118,7 @@ def trl(model: Path, workdir: Path, steps: int, lr: float, seed: int) -> dict:
         disable_dropout=True, seed=seed, bf16=False,
     )
     trainer = GRPOTrainer(
-        model=AutoModelForCausalLM.from_pretrained(model), reward_funcs=[trl_reward_function("answer")],
+        model=AutoModelForCausalLM.from_pretrained(model), reward_funcs=[gtrl.reward_function("math/Arithmetic-v0")],
         args=args, train_dataset=Dataset.from_list(rows), processing_class=AutoTokenizer.from_pretrained(model),
         callbacks=[Rewards()],
     )

@@ -250,21 +250,6 @@ def test_sandbox_overrides_from_a_mapping():
     assert env.unwrapped.sandbox.limits.memory_mb == 256 and env.unwrapped.sandbox.limits.max_processes == 8
 
 
-def test_trl_style_reward_function():
-    from gym_llm_code.rewards import CodeReward, dataset_rows
-
-    rows = dataset_rows("functions", "heldout")
-    assert rows and all(r["prompt"][0]["role"] == "user" for r in rows)
-    assert not {r["problem"] for r in rows} & {r["problem"] for r in dataset_rows("functions", "train")}
-    reward = CodeReward("functions", random_tests=4)
-    names = [r["problem"] for r in rows[:3]]
-    refs = [FUNCTIONS[n].reference for n in names]
-    completions = [_answer(refs[0]), [{"role": "assistant", "content": _answer(refs[1])}], "no code"]
-    scores = reward([r["prompt"] for r in rows[:3]], completions, problem=names)
-    assert scores == [1.0, 1.0, 0.0] and reward.__name__ == "code_functions_reward"
-    assert reward.last_results[2].info["reason"].startswith("no ```python")
-
-
 def test_a_sandbox_config_is_built_on_the_first_answer_not_at_make(monkeypatch):
     from gym_llm.sandbox import core
 

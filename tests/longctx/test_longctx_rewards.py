@@ -12,7 +12,6 @@ from gym_llm_longctx import (
     reward_fn,
     score_answer,
     string_match_all,
-    trl_reward,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -118,12 +117,3 @@ def test_qa_is_exact_presence_and_one_hop_short_is_wrong():
     assert reward_fn(task, f"\\boxed{{{task.answer.lower()}}}").score == 1.0
     assert reward_fn(task, f"\\boxed{{{wrong[0]}}}").score == 0.0
     assert reward_fn(task, f"\\boxed{{{task.answer} or {wrong[0]}}}").score == 0.0
-
-
-def test_trl_reward_function():
-    scores = trl_reward(
-        completions=["\\boxed{1234567}", [{"role": "assistant", "content": "\\boxed{2345678}"}], "no"],
-        answer=["1234567", ["1234567", "2345678"], "1234567"],
-        candidates=[VALUES, VALUES, None],
-    )
-    assert scores == [1.0, 0.5, 0.0]

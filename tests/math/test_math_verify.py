@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gym_llm_math import Verifier, extract_gold, trl_reward_function, verify
+from gym_llm_math import Verifier, extract_gold, verify
 from math_equivalence_table import TABLE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,15 +197,3 @@ def test_a_forked_child_gets_its_own_workers():
     assert os.read(read, 100) == b"1.0" and status == 0
     os.close(read)
     assert verify("x^3", "\\boxed{x \\cdot x^2}").score == 1.0  # the parent's pool still works
-
-
-# -------------------------------------------------------------------- TRL
-def test_trl_reward_function():
-    reward = trl_reward_function("solution")
-    scores = reward(
-        prompts=["p1", "p2", "p3"],
-        completions=[[{"role": "assistant", "content": "\\boxed{72}"}], "\\boxed{3}", "\\boxed{1}"],
-        solution=["#### 72", "\\boxed{4}", "\\frac{"],
-    )
-    assert scores == [1.0, 0.0, None]
-    assert reward.__name__ == "math_verify_solution"

@@ -4,7 +4,7 @@ enums, values, defaults, parallel calls, malformed input, both formats."""
 from __future__ import annotations
 
 import pytest
-from gym_llm_tools import score_tool_calls, trl_reward
+from gym_llm_tools import score_tool_calls
 from gym_llm_tools.catalog import schema_of
 
 TOOLS = [schema_of("get_weather"), schema_of("set_timer"), schema_of("order_food"), schema_of("turn_on_lights")]
@@ -95,8 +95,3 @@ def test_a_call_spree_cannot_beat_the_exact_answer(fmt):
     assert r.score == pytest.approx(1 / 4) and r.components["matched"] == 1.0 and r.components["exact"] == 0.0
     assert score(fmt(spree), partial_credit=False).score == 0.0
     assert score(fmt([WEATHER]), partial_credit=False).score == 1.0
-
-
-def test_trl_reward_adapter(formats):
-    completions = [formats["hermes"]([WEATHER]), [{"role": "assistant", "content": "no idea"}]]
-    assert trl_reward(completions, answer=[[WEATHER], [WEATHER]], tools=[TOOLS, TOOLS]) == [1.0, 0.0]

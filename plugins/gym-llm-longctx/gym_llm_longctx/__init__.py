@@ -9,16 +9,16 @@ Environments (registered by :mod:`gym_llm_longctx.plugin`):
 ``longctx/WordFrequency-v0``, ``longctx/MultiHopQA-v0``,
 ``longctx/DocNavigator-v0``.
 
-The verifier is usable on its own (for example as a TRL reward function):
-:func:`score_answer`, :func:`reward_fn`, :func:`trl_reward`.
+The verifier is usable on its own: :func:`score_answer`, :func:`reward_fn`
+(TRL and verl take the environments themselves: :mod:`gym_llm.integrations`).
 """
 
 from __future__ import annotations
 
-from .rewards import answer_span, named, reward_fn, score_answer, string_match_all, trl_reward
+from .rewards import answer_span, named, reward_fn, score_answer, string_match_all
 from .tokens import ApproxCounter, HFCounter, TokenCounter, load_counter
 
 __all__ = [
-    "answer_span", "named", "reward_fn", "score_answer", "string_match_all", "trl_reward",
+    "answer_span", "named", "reward_fn", "score_answer", "string_match_all",
     "ApproxCounter", "HFCounter", "TokenCounter", "load_counter",
 ]

@@ -38,7 +38,7 @@ from gym_llm import RewardResult
 from gym_llm.parsing import extract_boxed, message_text
 
 __all__ = [
-    "answer_span", "named", "string_match_all", "score_answer", "reward_fn", "trl_reward",
+    "answer_span", "named", "string_match_all", "score_answer", "reward_fn",
     "as_values",
 ]
 
@@ -123,17 +123,3 @@ def reward_fn(task: Any, response: Any) -> RewardResult:
     """The reward of every long-context environment: :func:`score_answer`
     with ``task.answer`` and ``task.metadata["candidates"]``."""
     return score_answer(response, as_values(task.answer), task.metadata.get("candidates", ()))
-
-
-def trl_reward(completions: Sequence[Any], answer: Sequence[Any], candidates: Sequence[Any] | None = None,
-               **_: Any) -> list[float]:
-    """A TRL ``GRPOTrainer`` reward function over dataset columns ``answer``
-    and ``candidates``. A completion is a string or a list of chat messages
-    (its last message is graded)."""
-    out = []
-    for i, completion in enumerate(completions):
-        if isinstance(completion, list):
-            completion = completion[-1] if completion else ""
-        cands = candidates[i] if candidates is not None else ()
-        out.append(score_answer(completion, as_values(answer[i]), as_values(cands) if cands else ()).score)
-    return out

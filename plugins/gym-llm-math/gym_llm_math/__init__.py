@@ -10,6 +10,6 @@ start on the first answer that is not a plain number.
 from __future__ import annotations
 
 from .answers import extract_gold
-from .verifier import Verifier, default_verifier, trl_reward_function, verify
+from .verifier import Verifier, default_verifier, verify
 
-__all__ = ["verify", "Verifier", "default_verifier", "trl_reward_function", "extract_gold"]
+__all__ = ["verify", "Verifier", "default_verifier", "extract_gold"]

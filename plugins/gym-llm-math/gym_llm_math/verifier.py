@@ -29,7 +29,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,7 @@ from .answers import (
     unmarked_solution,
 )
 
-__all__ = ["Verifier", "verify", "default_verifier", "trl_reward_function", "response_text", "is_expanded"]
+__all__ = ["Verifier", "verify", "default_verifier", "response_text", "is_expanded"]
 
 #: A boxed answer longer than this is not sent to math-verify (it is wrong or
 #: an attack; either way it would only burn the time limit).
@@ -461,18 +460,3 @@ def is_expanded(answer: str) -> tuple[bool, str]:
     return default_verifier().is_expanded(answer)
 
 
-def trl_reward_function(gold_key: str = "answer") -> Callable[..., list[float | None]]:
-    """A TRL reward function (``GRPOTrainer(reward_funcs=[...])``) scoring each
-    completion against the dataset column ``gold_key``. Returns ``None`` (TRL:
-    "not applicable") where the gold is broken, so it is not trained on."""
-
-    def reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
-        golds = kwargs[gold_key]
-        out: list[float | None] = []
-        for gold, completion in zip(golds, completions, strict=True):
-            result = verify(gold, completion)
-            out.append(None if result.error else result.score)
-        return out
-
-    reward.__name__ = f"math_verify_{gold_key}"
-    return reward

@@ -5,12 +5,12 @@
 * ``tool/Shell-v0``: file-system tasks through a sandboxed ``bash`` tool.
 
 The verifiers are usable outside the environments:
-:func:`~gym_llm_tools.checker.score_tool_calls` (and its TRL adapter
-:func:`~gym_llm_tools.checker.trl_reward`).
+:func:`~gym_llm_tools.checker.score_tool_calls` (TRL and verl take the
+environments themselves: :mod:`gym_llm.integrations`).
 """
 
 from __future__ import annotations
 
-from .checker import same_arguments, score_tool_calls, trl_reward
+from .checker import same_arguments, score_tool_calls
 
-__all__ = ["score_tool_calls", "same_arguments", "trl_reward"]
+__all__ = ["score_tool_calls", "same_arguments"]

@@ -1,8 +1,7 @@
 """The function-call verifier: did the model make the gold calls?
 
-Usable on its own (any OpenAI tool schemas, any gold calls), as the reward of
-``tool/FunctionCalling-v0``, or as a TRL reward function
-(:func:`trl_reward`).
+Usable on its own (any OpenAI tool schemas, any gold calls) and as the reward
+of ``tool/FunctionCalling-v0`` (in TRL: :mod:`gym_llm.integrations.trl`).
 
 A call *matches* a gold call when
 
@@ -34,7 +33,7 @@ from gym_llm.parsing import ToolCall, parse_tool_calls
 from gym_llm.rewards import RewardResult
 from gym_llm.tools import validate_arguments
 
-__all__ = ["score_tool_calls", "same_arguments", "trl_reward"]
+__all__ = ["score_tool_calls", "same_arguments"]
 
 _MISSING = object()
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
@@ -156,15 +155,3 @@ def score_tool_calls(
         info["reason"] = problems[0]
         info["problems"] = problems
     return RewardResult(score, components, info)
-
-
-def trl_reward(completions: list[Any], answer: list[Any], tools: list[Any], **_: Any) -> list[float]:
-    """TRL ``GRPOTrainer`` reward function: dataset columns ``answer`` (gold
-    calls) and ``tools`` (schemas) per row; a completion is text or a list of
-    messages (the last one is scored)."""
-    out = []
-    for completion, gold, offered in zip(completions, answer, tools, strict=True):
-        if isinstance(completion, list):
-            completion = completion[-1] if completion else ""
-        out.append(score_tool_calls(completion, gold, offered).score)
-    return out
