@@ -96,6 +96,10 @@ class GymLLMTaskset(vf.Taskset[GymLLMTask, GymLLMTasksetConfig]):
     """``n`` tasks of one gym-llm env id (see :class:`GymLLMTasksetConfig`)."""
 
     def __init__(self, config: GymLLMTasksetConfig) -> None:
+        if config.system_prompt is not None:
+            # the env plays the episode on its own prompt: the model must see that one
+            raise ValueError("gym_llm taskset: --env.taskset.system-prompt is not supported (the gym-llm env "
+                             "owns its prompt); pass the env's own system_prompt kwarg in --env.taskset.env-kwargs")
         super().__init__(config)
         if not config.env_id:
             raise ValueError("gym_llm taskset needs an env id: --env.taskset.env-id ENV_ID")

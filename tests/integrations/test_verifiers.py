@@ -208,6 +208,9 @@ def test_unknown_env_ids_and_bad_task_values_raise_naming_them(tmp_path: Path) -
         gvf.GymLLMData(env_id="math/Arithmetic-v0", task_index=0)
     with pytest.raises(ValueError, match="env-id"):
         gvf.GymLLMTaskset(gvf.GymLLMTasksetConfig(id=gvf.TASKSET_ID))
+    with pytest.raises(ValueError, match="system-prompt"):
+        gvf.GymLLMTaskset(gvf.GymLLMTasksetConfig(id=gvf.TASKSET_ID, env_id="math/Arithmetic-v0",
+                                                  system_prompt=tmp_path / "prompt.txt"))
     with pytest.raises(TypeError, match="JSON"):
         gvf.load_environment("math/Arithmetic-v0", reward_fn=object())
 
