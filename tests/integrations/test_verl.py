@@ -75,7 +75,12 @@ def test_parquet_rows_load_in_rlhf_dataset(tmp_path, tiny):
     env.reset(seed=item["extra_info"]["seed"], options={"task_index": item["extra_info"]["task_index"]})
     answer = f"\\boxed{{{env.unwrapped.task.answer}}}"
     _, reward, *_ = env.step(answer)
-    got = gverl.compute_score(item["data_source"], answer, item["reward_model"]["ground_truth"], item["extra_info"])
+    # loaded as verl loads custom_reward_function.path=pkg://gym_llm.integrations.verl
+    from verl.utils.import_utils import load_extern_object
+
+    compute_score = load_extern_object("pkg://gym_llm.integrations.verl", "compute_score")
+    got = compute_score(data_source=item["data_source"], solution_str=answer,
+                        ground_truth=item["reward_model"]["ground_truth"], extra_info=item["extra_info"])
     assert got["score"] == reward == 1.0
 
 
