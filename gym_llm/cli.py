@@ -12,6 +12,7 @@ import argparse
 import importlib.util
 import json
 import platform
+import signal
 import sys
 from typing import Any
 
@@ -214,12 +215,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``gym-llm`` command; its exit status (2: unknown env id, 130:
+    stopped with Ctrl-C, e.g. in the middle of ``play``)."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except gym_llm.UnknownEnvError as e:
         console.print(f"[red]error:[/red] {e}")
         return 2
+    except KeyboardInterrupt:  # Ctrl-C is how a user leaves `play`: no traceback
+        console.print("\ninterrupted")
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

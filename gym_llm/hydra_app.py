@@ -1,11 +1,22 @@
 """What gym-llm's Hydra applications (``gym-llm-train``, ``gym-llm-eval``)
-share."""
+share: thread counts in sweeps, and the errors of a config a run cannot start
+with (:class:`ConfigError`, :class:`UnknownKeyError` with its did-you-mean),
+raised before anything expensive runs, and how a run stopped by a signal
+exits (:class:`Interrupted`, :func:`user_errors`)."""
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import os
+import signal
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
 
-__all__ = ["threads_for_sweep"]
+__all__ = ["threads_for_sweep", "ConfigError", "UnknownKeyError", "unknown_key", "check_override_keys",
+           "Interrupted", "user_errors"]
 
 
 def threads_for_sweep() -> None:
@@ -24,3 +35,129 @@ def threads_for_sweep() -> None:
         import torch
 
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(n_jobs)))
+
+
+class ConfigError(ValueError):
+    """A config value or key a run cannot start with, found before anything
+    expensive runs. ``key`` is the dotted key (``trainer.total_steps``); the
+    message names it and says what was expected. The Hydra apps print the
+    message (no traceback) and exit with status 2."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"{key}: {message}" if key else message)
+        self.key = key
+        self.detail = message
+
+    def under(self, prefix: str) -> ConfigError:
+        """The same error for a key nested under ``prefix`` (``trainer``)."""
+        key = f"{prefix}.{self.key}" if prefix and self.key else prefix or self.key
+        return type(self)(key, self.detail)
+
+
+class UnknownKeyError(ConfigError, KeyError):
+    """A key no config declares; ``suggestion`` is the closest declared key
+    (dotted like ``key``), or ``None``."""
+
+    def __init__(self, key: str, suggestion: str | None = None):
+        hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
+        super().__init__(key, f"unknown config key{hint}")
+        self.suggestion = suggestion
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return ValueError.__str__(self)
+
+    def under(self, prefix: str) -> UnknownKeyError:
+        return UnknownKeyError(f"{prefix}.{self.key}", self.suggestion and f"{prefix}.{self.suggestion}")
+
+
+def unknown_key(key: str, known: Iterable[str]) -> UnknownKeyError:
+    """The error of unknown dotted ``key`` whose siblings are ``known`` (full
+    dotted keys too), naming the closest one: "trainer.totl_steps: unknown
+    config key (did you mean 'trainer.total_steps'?)". The one wording of both
+    spellings of a typo: an override of a missing key, and a ``+key`` that the
+    typed config rejects."""
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return UnknownKeyError(key, close[0] if close else None)
+
+
+def check_override_keys(config_dir: str, config_name: str, argv: list[str]) -> None:
+    """Raise :class:`UnknownKeyError` (with the closest key) for a command-line
+    override that sets a key the composed config does not have, such as
+    ``trainer.totl_steps=3`` (Hydra's own error, "Key 'totl_steps' is not in
+    struct", names no alternative). ``+key=...`` adds keys on purpose and
+    ``hydra.*`` is Hydra's; both are left to the app's own checks. Group
+    choices are composed first, so a key of a chosen option is known; keys
+    under a swept group (``-m mixture=a,b``) are not checked."""
+    from hydra import compose, initialize_config_dir
+    from hydra._internal.utils import get_args_parser
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import DictConfig, OmegaConf
+
+    args = get_args_parser().parse_args(argv)
+    if args.help or args.hydra_help or args.shell_completion or args.info:
+        return
+    overrides = OverridesParser.create().parse_overrides(args.overrides)
+    groups = {p.name for p in Path(config_dir).iterdir() if p.is_dir()}
+
+    def choice(o: Any) -> bool:  # a group choice such as model=tiny, or hydra/launcher=joblib
+        return o.key_or_group.split("/")[0] in groups or o.key_or_group == "hydra.searchpath"
+
+    swept = {o.key_or_group for o in overrides if o.is_sweep_override()}
+    # the group choices (and hydra.searchpath, which can add options) decide which keys exist
+    base = [o.input_line for o in overrides if choice(o) and not o.is_sweep_override()]
+    to_check = [o.key_or_group for o in overrides
+                if not choice(o) and not (o.is_add() or o.is_force_add() or o.is_delete())
+                and not o.key_or_group.startswith("hydra.")
+                and not any(o.key_or_group.startswith(g + ".") for g in swept)]
+    if not to_check:
+        return
+    try:
+        with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
+            cfg = compose(config_name=args.config_name or config_name, overrides=base)
+    except Exception:  # noqa: BLE001 - a bad group choice: Hydra's own run reports it
+        return
+    for key in to_check:
+        node: Any = cfg
+        parts = key.split(".")
+        for i, part in enumerate(parts):
+            if not isinstance(node, DictConfig):
+                break  # a value or a list is being indexed: OmegaConf's own error is clear
+            if part not in node:
+                parent = ".".join(parts[:i])
+                rest = ".".join(parts[i + 1:])
+                known = [".".join(filter(None, (parent, k, rest))) for k in node]
+                raise unknown_key(key, known)
+            node = OmegaConf.select(node, part, throw_on_missing=False)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by signal ``signum`` (SIGINT, SIGTERM); the message says
+    what was kept. The apps exit with status ``128 + signum`` (130 for Ctrl-C,
+    143 for SIGTERM), the shell's convention for a death by that signal.
+
+    A :class:`KeyboardInterrupt`, not an ``Exception``: raised from a signal
+    handler it may surface anywhere, and asyncio's callbacks, worker loops
+    and ``except Exception`` handlers would swallow anything else."""
+
+    def __init__(self, signum: int, message: str):
+        super().__init__(message)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
+@contextlib.contextmanager
+def user_errors(prog: str) -> Iterator[None]:
+    """Turn what a user caused into a message and an exit status instead of a
+    traceback: :class:`ConfigError` -> status 2, :class:`Interrupted` ->
+    ``128 + signum``, a Ctrl-C outside any handler -> 130."""
+    try:
+        yield
+    except ConfigError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except Interrupted as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        raise SystemExit(e.exit_code) from None
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        raise SystemExit(128 + signal.SIGINT) from None

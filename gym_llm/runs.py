@@ -4,8 +4,11 @@ the trainers (``gym_llm_trainers.checkpoint``) and read by ``gym-llm-eval``.
 ::
 
     <run>/
-      config.yaml            the composed config, resolved (gym-llm-train writes it;
-                             Hydra's .hydra/config.yaml is read when it is missing)
+      config.yaml            the composed config, resolved, of the run's first steps
+                             (gym-llm-train writes it once; Hydra's .hydra/config.yaml
+                             is read when it is missing)
+      config.resumed_step_<N>.yaml  the config of a resume from step N that changed
+                             keys (resume-safe ones, or any with trainer.resume=force)
       metrics.jsonl
       trajectories/          step_<N>.jsonl (training rollouts), heldout_step_<N>.jsonl (held-out evals)
       checkpoints/
@@ -33,6 +36,10 @@ Contract:
   :class:`gym_llm.mixture.Mixture` (entry weight x domain weight) and its
   names through :meth:`~gym_llm.mixture.Mixture.metric_keys`, as the trainer
   draws and names them.
+* :func:`recorded_configs` is the run's config history: ``config.yaml`` is
+  never rewritten by a resume, each resume that changed the config adds
+  :func:`resumed_config_name` beside it, so the last one is what the latest
+  steps ran with.
 
 Nothing here imports torch or the trainers: a bare ``pip install gym-llm``
 reads runs.
@@ -51,7 +58,7 @@ __all__ = [
     "CHECKPOINTS_DIR", "MODEL_DIR", "MERGED_DIR", "CONFIG_FILE", "HYDRA_CONFIG_FILE", "TRAJECTORIES_DIR",
     "TEMPORARY_GLOB", "checkpoint_name", "temporary_name", "checkpoint_step", "list_checkpoints",
     "latest_checkpoint", "checkpoint_model", "resolve_checkpoint", "run_config", "training_mixture",
-    "trajectory_file", "trajectory_files",
+    "trajectory_file", "trajectory_files", "resumed_config_name", "recorded_configs",
 ]
 
 CHECKPOINTS_DIR = "checkpoints"
@@ -64,6 +71,7 @@ TRAJECTORIES_DIR = "trajectories"
 TEMPORARY_GLOB = ".tmp-step_*"
 
 _STEP_RE = re.compile(r"step_(\d+)")
+_RESUMED_CONFIG_RE = re.compile(r"config\.resumed_step_(\d+)\.yaml")
 #: The keys of a mixture entry that describe its environment (the rest, such as
 #: ``sft_examples`` or ``turn_credit``, are the trainer's own).
 _ENV_KEYS = ("id", "weight", "kwargs", "heldout_kwargs")
@@ -153,6 +161,23 @@ def run_config(run_dir: str | os.PathLike) -> dict[str, Any]:
 
             return OmegaConf.to_container(OmegaConf.load(path), resolve=False) or {}
     return {}
+
+
+def resumed_config_name(step: int) -> str:
+    """The file recording the config of a resume from checkpoint ``step``:
+    ``config.resumed_step_000050.yaml``."""
+    return f"config.resumed_{checkpoint_name(step)}.yaml"
+
+
+def recorded_configs(run_dir: str | os.PathLike) -> list[Path]:
+    """The run's recorded configs, oldest first: ``config.yaml`` (else
+    Hydra's ``.hydra/config.yaml``), then each :func:`resumed_config_name`
+    by step. ``[]`` for a run that recorded none."""
+    run_dir = Path(run_dir)
+    first = [p for p in (run_dir / CONFIG_FILE, run_dir / HYDRA_CONFIG_FILE) if p.is_file()][:1]
+    resumed = sorted((int(m.group(1)), p) for p in run_dir.glob("config.resumed_step_*.yaml")
+                     if (m := _RESUMED_CONFIG_RE.fullmatch(p.name)))
+    return first + [p for _, p in resumed]
 
 
 def training_mixture(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:

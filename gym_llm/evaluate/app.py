@@ -177,6 +177,10 @@ def main() -> None:
         rewards = [r["mean_reward"] for r in outcome.results.values()]
         return statistics.fmean(rewards) if rewards else None  # a sweeper's objective
 
+    from ..hydra_app import check_override_keys, user_errors
+
+    with user_errors("gym-llm-eval"):  # a misspelt key, named with the closest one, before Hydra's bare error
+        check_override_keys(CONFIG_DIR, "eval", sys.argv[1:])
     app()
 
 

@@ -186,7 +186,8 @@ class HFPolicy(EngineThreadPolicy):
             waiting = self._take(block=not batch.rows, limit=self.max_batch_size - len(batch.rows))
             if any(r is None for r in waiting):  # close(): fail what is left
                 for r in batch.rows + [r for r in waiting if r is not None]:
-                    r.future.set_exception(RuntimeError("HFPolicy closed"))
+                    if not r.future.done():  # a caller stopped by a signal cancelled its own
+                        r.future.set_exception(RuntimeError("HFPolicy closed"))
                 return
             try:
                 with torch.inference_mode():

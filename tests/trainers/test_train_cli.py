@@ -37,7 +37,7 @@ def test_configs_ship_in_the_package_and_compose():
             run_config(compose([f"{group}={option}"]))
     only = run_config(compose(["mixture=math_only"])).mixture.probabilities()
     assert {cfg.mixture.entries()[k].id.split("/")[0] for k in only} == {"math"}
-    with pytest.raises(KeyError, match="did you mean 'total_steps'"):
+    with pytest.raises(KeyError, match="did you mean 'trainer.total_steps'"):
         run_config(compose(["+trainer.total_step=3"]))
 
 

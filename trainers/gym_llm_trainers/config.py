@@ -6,59 +6,143 @@ The Hydra groups map one to one onto these dataclasses: ``trainer`` ->
 :class:`ModelConfig`, ``policy`` -> :class:`PolicyConfig`, ``mixture`` ->
 :class:`MixtureConfig`, ``logging`` -> :class:`LoggingConfig`. Each field
 carries its documentation in ``metadata["help"]`` (as TRL's ``GRPOConfig``
-does); :func:`from_dict` rejects unknown keys with a did-you-mean hint, so a
-typo in an override fails before the model loads.
+does) and its valid range (``choices``, ``ge``, ``gt``, ``le``): these classes
+are the one owner of every knob's type and range. Building one checks each
+value against its type hint and range and raises
+:class:`gym_llm.hydra_app.ConfigError` naming the dotted key
+(``trainer.total_steps: expected an integer, got 'abc'``); :func:`from_dict`
+rejects unknown keys with a did-you-mean hint (:class:`UnknownKeyError`), so a
+typo or a bad value in an override fails before the model loads.
+:data:`RESUME_SAFE_KEYS` lists what a resumed run may change.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
+import functools
+import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_llm.hydra_app import ConfigError, UnknownKeyError, unknown_key
 from gym_llm.mixture import Mixture
 
 __all__ = [
     "TrainerConfig", "SFTConfig", "CurriculumConfig", "ModelConfig", "LoraConfig",
     "PolicyConfig", "MixtureConfig", "EnvEntry", "LoggingConfig", "RunConfig",
-    "from_dict", "store_defaults", "LOSS_AGG_MODES", "KL_ESTIMATORS",
+    "from_dict", "store_defaults", "LOSS_AGG_MODES", "KL_ESTIMATORS", "RESUME_SAFE_KEYS",
+    "ConfigError", "UnknownKeyError",
 ]
 
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 KL_ESTIMATORS = ("k1", "k2", "k3")
 
 
-def knob(default: Any, help: str, **kw: Any) -> Any:
-    """A dataclass field with its documentation attached."""
+#: Keys a resumed run may change (``trainer.resume=auto`` compares the rest with
+#: the run's recorded config and refuses on a difference): how long to train,
+#: how often to evaluate and checkpoint, where metrics go. Changing
+#: ``total_steps`` also stretches a cosine or linear learning-rate schedule.
+#: A key ending in ``.*`` covers everything under it.
+RESUME_SAFE_KEYS: tuple[str, ...] = (
+    "trainer.total_steps", "trainer.resume", "trainer.eval_every", "trainer.save_every", "trainer.keep_last",
+    "logging.*", "output_dir",
+)
+
+
+def knob(default: Any, help: str, *, choices: tuple | None = None, ge: float | None = None,
+         gt: float | None = None, le: float | None = None) -> Any:
+    """A dataclass field with its documentation and valid range attached:
+    one of ``choices``, or ``>= ge``, ``> gt``, ``<= le`` (``None`` is always
+    allowed where the type hint allows it)."""
+    meta = {"help": help, **{k: v for k, v in (("choices", choices), ("ge", ge), ("gt", gt), ("le", le))
+                             if v is not None}}
     if isinstance(default, list | dict):
-        return field(default_factory=lambda: type(default)(default), metadata={"help": help}, **kw)
-    return field(default=default, metadata={"help": help}, **kw)
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 def sub(cls: type, help: str) -> Any:
     return field(default_factory=cls, metadata={"help": help})
 
 
+_EXPECTED = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list",
+             dict: "a mapping"}
+
+
+def _typed(value: Any, hint: Any) -> tuple[bool, Any]:
+    """``(conforms, value)`` for a value of type hint ``hint``; an int given
+    for a float knob becomes a float, a tuple for a list knob a list."""
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    if value is None:
+        return type(None) in options, value
+    for t in options:
+        if t is bool and isinstance(value, bool):
+            return True, value
+        if isinstance(value, bool):  # True is an int to Python, never to a config
+            continue
+        if t is int and isinstance(value, int):
+            return True, value
+        if t is float and isinstance(value, int | float):
+            return True, float(value)
+        if t is list and isinstance(value, list | tuple):
+            return True, list(value)
+        if t in (str, dict) and isinstance(value, t) or dataclasses.is_dataclass(t) and isinstance(value, t):
+            return True, value
+    return False, value
+
+
+def _expected(hint: Any) -> str:
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    names = [_EXPECTED.get(t) or f"a mapping of {t.__name__} keys" for t in options if t is not type(None)]
+    return " or ".join(names) + (" or null" if type(None) in options else "")
+
+
+def _checked(key: str, value: Any, hint: Any, meta: typing.Mapping[str, Any]) -> Any:
+    """``value`` as knob ``key`` holds it, or :class:`ConfigError` saying what was expected."""
+    ok, value = _typed(value, hint)
+    if not ok:
+        raise ConfigError(key, f"expected {_expected(hint)}, got {value!r}")
+    if value is None or isinstance(value, bool):
+        return value
+    if "choices" in meta and value not in meta["choices"]:
+        raise ConfigError(key, f"expected one of {' | '.join(map(str, meta['choices']))}, got {value!r}")
+    for bound, fails, words in (("ge", lambda v, b: v < b, ">="), ("gt", lambda v, b: v <= b, ">"),
+                                ("le", lambda v, b: v > b, "<=")):
+        if bound in meta and fails(value, meta[bound]):
+            raise ConfigError(key, f"must be {words} {meta[bound]}, got {value!r}")
+    return value
+
+
+class _Checked:
+    """Checks every field against its type hint and its knob's range when
+    the dataclass is built (keys relative to it; :func:`from_dict` prefixes
+    the path of nested ones)."""
+
+    def __post_init__(self) -> None:
+        hints = _field_types(type(self))
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            setattr(self, f.name, _checked(f.name, getattr(self, f.name), hints[f.name], f.metadata))
+
+
 @dataclass
-class SFTConfig:
+class SFTConfig(_Checked):
     """Supervised warm start on reference answers of the train splits."""
 
     enabled: bool = knob(True, "Run the warm start before RL (skipped on resume).")
     examples_per_env: int = knob(
         256, "Train tasks per environment whose reference answer (task.answer rendered as a "
-        "response the environment scores as correct) becomes an SFT example.")
+        "response the environment scores as correct) becomes an SFT example.", ge=0)
     epochs: float | None = knob(None, "Length of the warm start in passes over its examples (steps = "
                                       "epochs x examples / batch_size); null = the model's recommended "
-                                      "model.sft_epochs. Batches mix the envs by the mixture's weights.")
-    batch_size: int = knob(32, "Sequences per SFT optimizer step.")
+                                      "model.sft_epochs. Batches mix the envs by the mixture's weights.", gt=0)
+    batch_size: int = knob(32, "Sequences per SFT optimizer step.", ge=1)
     lr: float | None = knob(None, "SFT learning rate (AdamW, linear warmup then cosine decay); "
-                                  "null = the model's recommended model.sft_lr.")
-    warmup_ratio: float = knob(0.05, "Fraction of SFT steps spent warming up the learning rate.")
+                                  "null = the model's recommended model.sft_lr.", gt=0)
+    warmup_ratio: float = knob(0.05, "Fraction of SFT steps spent warming up the learning rate.", ge=0, le=1)
     weight_decay: float = knob(0.0, "AdamW weight decay of the warm start (a model trained from "
-                                    "scratch on few examples generalises better with some).")
-    max_seq_tokens: int = knob(1024, "Longer examples are dropped (the warm start keeps memory flat).")
+                                    "scratch on few examples generalises better with some).", ge=0)
+    max_seq_tokens: int = knob(1024, "Longer examples are dropped (the warm start keeps memory flat).", ge=1)
     keep_optimizer_state: bool = knob(
         True, "Run the warm start on the RL optimizer (its trainer.adam_betas), so RL starts from its "
         "AdamW moments. A fresh Adam's first steps move every weight by the full learning rate "
@@ -67,80 +151,85 @@ class SFTConfig:
 
 
 @dataclass
-class CurriculumConfig:
+class CurriculumConfig(_Checked):
     """Per-environment difficulty control towards a target success rate."""
 
     enabled: bool = knob(False, "Adapt the `difficulty` kwarg of each procedural env.")
-    target_success: float = knob(0.5, "Success rate (reward >= success_threshold) to steer towards.")
+    target_success: float = knob(0.5, "Success rate (reward >= success_threshold) to steer towards.", ge=0, le=1)
     success_threshold: float = knob(1.0, "Reward at or above which an episode counts as a success.")
-    window: int = knob(64, "Episodes per env in the moving success-rate window.")
-    step_size: float = knob(0.05, "Difficulty change per adjustment.")
-    tolerance: float = knob(0.1, "No change while |success - target| <= tolerance.")
+    window: int = knob(64, "Episodes per env in the moving success-rate window.", ge=1)
+    step_size: float = knob(0.05, "Difficulty change per adjustment.", ge=0)
+    tolerance: float = knob(0.1, "No change while |success - target| <= tolerance.", ge=0)
     min_difficulty: float = knob(0.0, "Lower bound of the difficulty.")
     max_difficulty: float = knob(1.0, "Upper bound of the difficulty.")
 
 
 @dataclass
-class TrainerConfig:
+class TrainerConfig(_Checked):
     """The RL algorithm (GRPO by default, PPO with ``algorithm=ppo``) and the run loop."""
 
-    algorithm: str = knob("grpo", "grpo | ppo.")
-    total_steps: int = knob(48, "RL updates (policy optimizer steps happen mu * num_minibatches times each).")
+    algorithm: str = knob("grpo", "grpo | ppo.", choices=("grpo", "ppo"))
+    total_steps: int = knob(48, "RL updates (policy optimizer steps happen mu * num_minibatches times each).", ge=0)
     seed: int = knob(0, "Seed of everything: model init, task draws, sampling. Per-step randomness is "
                         "derived from (seed, step, rank), so a resumed run replays the same draws.")
-    resume: str = knob("auto", "auto: continue the latest checkpoint of the run dir if any; never; "
+    resume: str = knob("auto", "auto: continue the latest checkpoint of the run dir if any, when its "
+                               "recorded config matches this one (RESUME_SAFE_KEYS may differ), else "
+                               "refuse; force: continue it with this config anyway; never: start over; "
                                "or a checkpoint directory path.")
     # --- batch ---------------------------------------------------------------
-    num_groups: int = knob(32, "Prompts (tasks) per step on each rank.")
-    group_size: int = knob(8, "Completions sampled per prompt (the GRPO group); 1 is fine for PPO.")
-    mu: int = knob(1, "Inner epochs over each rollout batch (PPO-style reuse).")
-    num_minibatches: int = knob(1, "Optimizer steps per epoch; the batch is split into this many.")
+    num_groups: int = knob(32, "Prompts (tasks) per step on each rank.", ge=1)
+    group_size: int = knob(8, "Completions sampled per prompt (the GRPO group); 1 is fine for PPO.", ge=1)
+    mu: int = knob(1, "Inner epochs over each rollout batch (PPO-style reuse).", ge=1)
+    num_minibatches: int = knob(1, "Optimizer steps per epoch; the batch is split into this many.", ge=1)
     micro_batch_tokens: int = knob(8192, "Token budget of one forward/backward micro-batch: distinct "
                                          "prompts x longest prompt + responses x longest response "
                                          "(a group's shared prompt counts once); a long episode gets its "
-                                         "own micro-batch.")
+                                         "own micro-batch.", ge=1)
     # --- optimizer -------------------------------------------------------------
-    lr: float | None = knob(None, "Policy learning rate (AdamW); null = the model's recommended model.lr.")
-    weight_decay: float = knob(0.0, "AdamW weight decay.")
+    lr: float | None = knob(None, "Policy learning rate (AdamW); null = the model's recommended model.lr.", gt=0)
+    weight_decay: float = knob(0.0, "AdamW weight decay.", ge=0)
     adam_betas: list = knob([0.9, 0.99], "AdamW betas.")
     warmup_steps: int = knob(5, "Linear learning-rate warmup, in RL steps (Adam's first steps move "
-                                "every weight by the full learning rate, whatever its gradient).")
-    lr_schedule: str = knob("constant", "constant | cosine | linear (decay to 0 at total_steps).")
-    max_grad_norm: float = knob(1.0, "Gradient clipping by global norm (0 disables).")
+                                "every weight by the full learning rate, whatever its gradient).", ge=0)
+    lr_schedule: str = knob("constant", "constant | cosine | linear (decay to 0 at total_steps).",
+                             choices=("constant", "cosine", "linear"))
+    max_grad_norm: float = knob(1.0, "Gradient clipping by global norm (0 disables).", ge=0)
     # --- policy loss -----------------------------------------------------------
-    clip_eps_low: float = knob(0.2, "Ratio clip below: ratio >= 1 - clip_eps_low.")
-    clip_eps_high: float = knob(0.28, "Ratio clip above (clip-higher, DAPO): ratio <= 1 + clip_eps_high.")
+    clip_eps_low: float = knob(0.2, "Ratio clip below: ratio >= 1 - clip_eps_low.", ge=0)
+    clip_eps_high: float = knob(0.28, "Ratio clip above (clip-higher, DAPO): ratio <= 1 + clip_eps_high.", ge=0)
     dual_clip: float | None = knob(None, "Dual-clip constant c > 1: for negative advantages the "
-                                         "loss is capped at -c * A (null disables).")
+                                         "loss is capped at -c * A (null disables).", gt=1)
     loss_agg: str = knob("token-mean", "token-mean | seq-mean-token-mean | seq-mean-token-sum-norm "
-                                       "(Dr.GRPO: token sums divided by policy.max_new_tokens).")
+                                       "(Dr.GRPO: token sums divided by policy.max_new_tokens).", choices=LOSS_AGG_MODES)
     entropy_coef: float = knob(0.0, "Entropy bonus coefficient (loss -= coef * entropy).")
-    kl_coef: float = knob(0.0, "KL coefficient to the frozen reference; 0 loads no reference model.")
+    kl_coef: float = knob(0.0, "KL coefficient to the frozen reference; 0 loads no reference model.", ge=0)
     kl_estimator: str = knob("k3", "k1 (log-ratio), k2 (squared log-ratio / 2) or k3 (Schulman's "
-                                   "unbiased, always >= 0) estimator of KL(policy || ref).")
+                                   "unbiased, always >= 0) estimator of KL(policy || ref).", choices=KL_ESTIMATORS)
     kl_in_reward: bool = knob(False, "Subtract kl_coef * KL from the reward (per token for PPO, summed "
                                      "per sequence for GRPO) instead of adding it to the loss.")
     # --- advantages / rewards --------------------------------------------------
     std_normalize: bool = knob(True, "Divide GRPO advantages by the group std (false = Dr.GRPO).")
-    adv_eps: float = knob(1e-4, "Added to the group std before dividing.")
+    adv_eps: float = knob(1e-4, "Added to the group std before dividing.", ge=0)
     turn_credit: str = knob("episode", "GRPO on multi-turn episodes: episode (every policy token gets "
                                        "the episode's advantage) | turn (each turn is compared with the "
-                                       "same turn of its group, by its return; see turn_discount).")
+                                       "same turn of its group, by its return; see turn_discount).",
+                             choices=("episode", "turn"))
     turn_discount: float = knob(1.0, "turn_credit=turn: weight of later turns' rewards in a turn's "
                                      "return (1 = everything after it counts, 0 = its own reward only, "
-                                     "right for retry environments).")
+                                     "right for retry environments).", ge=0, le=1)
     dynamic_sampling: bool = knob(True, "Drop groups whose rewards are all equal (no signal) and "
                                         "sample more groups to refill the batch (DAPO).")
-    max_refill_rounds: int = knob(1, "Extra rollout rounds dynamic sampling may spend per step.")
+    max_refill_rounds: int = knob(1, "Extra rollout rounds dynamic sampling may spend per step.", ge=0)
     overlong_buffer: int = knob(0, "DAPO soft overlong penalty: a response whose policy-token count "
                                    "is within this many tokens of the limit loses up to "
-                                   "overlong_penalty linearly (0 disables).")
-    overlong_penalty: float = knob(1.0, "Maximum overlong penalty (reached at the limit).")
+                                   "overlong_penalty linearly (0 disables).", ge=0)
+    overlong_penalty: float = knob(1.0, "Maximum overlong penalty (reached at the limit).", ge=0)
     truncated_turns: str = knob(
         "penalize", "An episode with a policy turn cut at its token limit (no end-of-turn token) "
         "was scored on an unfinished message, e.g. an answer followed by run-on text. penalize: "
         "the loss sees reward 0 for it (each turn), so running on is never reinforced; mask: it "
-        "is left out of the batch (DAPO's overlong filtering); keep: the environment's reward.")
+        "is left out of the batch (DAPO's overlong filtering); keep: the environment's reward.",
+        choices=("penalize", "mask", "keep"))
     # --- off-policy correction -------------------------------------------------
     recompute_old_logprobs: bool = knob(False, "Recompute log-probs of the sampled tokens with the "
                                                "trainer before the update (pi_old). Needed when the "
@@ -148,77 +237,68 @@ class TrainerConfig:
                                                "async, low precision); else the engine's are used.")
     tis_cap: float | None = knob(2.0, "Truncated importance sampling: weight each token's loss by "
                                       "min(pi_old / pi_engine, tis_cap) (only when old log-probs are "
-                                      "recomputed; null disables).")
+                                      "recomputed; null disables).", gt=0)
     async_rollout: bool = knob(False, "Generate step t+1 while step t trains (off-policy by at "
                                       "most max_staleness updates, corrected by the importance ratio).")
     max_staleness: int = knob(1, "Async: the policy that generated a batch is at most this many "
-                                 "updates behind the one it trains.")
+                                 "updates behind the one it trains.", ge=0)
     # --- PPO -------------------------------------------------------------------
-    gamma: float = knob(1.0, "PPO discount over policy tokens.")
-    gae_lambda: float = knob(0.95, "PPO GAE lambda.")
-    value_clip: float = knob(0.2, "PPO value clipping range around the rollout-time value (0 disables).")
-    critic_lr: float = knob(1e-4, "PPO critic (value head model) learning rate.")
+    gamma: float = knob(1.0, "PPO discount over policy tokens.", ge=0, le=1)
+    gae_lambda: float = knob(0.95, "PPO GAE lambda.", ge=0, le=1)
+    value_clip: float = knob(0.2, "PPO value clipping range around the rollout-time value (0 disables).", ge=0)
+    critic_lr: float = knob(1e-4, "PPO critic (value head model) learning rate.", gt=0)
     # --- eval / checkpoints ----------------------------------------------------
     eval_every: int = knob(8, "Held-out eval every N steps, and at step 0 (after the warm start) "
-                               "and at the last step (0 disables).")
-    eval_tasks: int = knob(64, "Held-out tasks per environment per eval.")
+                               "and at the last step (0 disables).", ge=0)
+    eval_tasks: int = knob(64, "Held-out tasks per environment per eval.", ge=1)
     eval_temperature: float = knob(1.0, "Sampling temperature of held-out evals (0 = greedy). The "
                                         "default, the rollout temperature, measures the policy being "
-                                        "trained, comparable with reward/mean.")
+                                        "trained, comparable with reward/mean.", ge=0)
     eval_samples: int = knob(4, "Samples per held-out task (their mean reward; ignored when greedy). "
                                 "Averaging over samples keeps the curve from jumping when one "
-                                "answer's argmax flips.")
-    save_every: int = knob(10, "Checkpoint every N steps (and at the end).")
-    keep_last: int = knob(2, "Checkpoints kept; older ones are deleted.")
+                                "answer's argmax flips.", ge=1)
+    save_every: int = knob(10, "Checkpoint every N steps (and at the end).", ge=0)
+    keep_last: int = knob(2, "Checkpoints kept; older ones are deleted.", ge=0)
     # --- groups ----------------------------------------------------------------
     sft: SFTConfig = sub(SFTConfig, "Warm start.")
     curriculum: CurriculumConfig = sub(CurriculumConfig, "Difficulty curriculum.")
 
     def __post_init__(self) -> None:
-        checks = {
-            "algorithm": self.algorithm in ("grpo", "ppo"),
-            "loss_agg": self.loss_agg in LOSS_AGG_MODES,
-            "kl_estimator": self.kl_estimator in KL_ESTIMATORS,
-            "lr_schedule": self.lr_schedule in ("constant", "cosine", "linear"),
-            "turn_credit": self.turn_credit in ("episode", "turn"),
-            "truncated_turns": self.truncated_turns in ("penalize", "mask", "keep"),
-            "group_size": self.group_size >= 1 and (self.algorithm == "ppo" or self.group_size >= 2),
-            "mu": self.mu >= 1,
-            "num_minibatches": self.num_minibatches >= 1,
-            "dual_clip": self.dual_clip is None or self.dual_clip > 1.0,
-            "max_staleness": self.max_staleness >= 0,
-        }
-        bad = [k for k, ok in checks.items() if not ok]
-        if bad:
-            raise ValueError("invalid trainer config values: " + ", ".join(f"{k}={getattr(self, k)!r}" for k in bad))
+        super().__post_init__()
+        if self.algorithm == "grpo" and self.group_size < 2:  # a group of one has no baseline
+            raise ConfigError("group_size", f"GRPO compares completions of a prompt: must be >= 2 "
+                                            f"(trainer=ppo takes 1), got {self.group_size}")
+        if len(self.adam_betas) != 2 or not all(isinstance(b, int | float) and 0 <= b < 1 for b in self.adam_betas):
+            raise ConfigError("adam_betas", f"expected two numbers in [0, 1), got {self.adam_betas!r}")
 
 
 @dataclass
-class LoraConfig:
+class LoraConfig(_Checked):
     """LoRA adapters through peft (the reference model is then the shared base)."""
 
     enabled: bool = knob(False, "Train LoRA adapters instead of all weights.")
-    r: int = knob(16, "Adapter rank.")
-    alpha: int = knob(32, "Adapter scale numerator (scale = alpha / r).")
-    dropout: float = knob(0.0, "Adapter dropout.")
+    r: int = knob(16, "Adapter rank.", ge=1)
+    alpha: int = knob(32, "Adapter scale numerator (scale = alpha / r).", gt=0)
+    dropout: float = knob(0.0, "Adapter dropout.", ge=0, le=1)
     target_modules: list = knob(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
                                  "down_proj"], "Module names to adapt.")
 
 
 @dataclass
-class ModelConfig:
+class ModelConfig(_Checked):
     """What to train: a local tiny model built on first use, or any checkpoint."""
 
     name: str = knob("tiny", "Short name, used in logs.")
     path: str | None = knob(None, "A Hugging Face id or local directory; null builds the tiny model.")
     tiny: dict = knob({}, "Keyword arguments of gym_llm.models' tiny builder (when path is null).")
-    dtype: str = knob("float32", "Training dtype: float32 | bfloat16 | float16.")
-    lr: float = knob(1e-6, "RL learning rate recommended for this model (used when trainer.lr is null).")
-    sft_lr: float = knob(1e-5, "Warm-start learning rate recommended for this model (trainer.sft.lr null).")
+    dtype: str = knob("float32", "Training dtype: float32 | bfloat16 | float16.",
+                      choices=("float32", "bfloat16", "float16"))
+    lr: float = knob(1e-6, "RL learning rate recommended for this model (used when trainer.lr is null).", gt=0)
+    sft_lr: float = knob(1e-5, "Warm-start learning rate recommended for this model (trainer.sft.lr null).", gt=0)
     sft_epochs: float = knob(1.0, "Warm-start passes recommended for this model (trainer.sft.epochs null): "
-                                  "a model trained from scratch needs many, a pretrained one few.")
+                                  "a model trained from scratch needs many, a pretrained one few.", ge=0)
     ref_dtype: str = knob("bfloat16", "Reference model dtype when kl_coef > 0 and no LoRA (the "
-                                      "reference only runs forward passes).")
+                                      "reference only runs forward passes).", choices=("float32", "bfloat16", "float16"))
     ref_offload: bool = knob(False, "Keep the reference model on CPU between uses (GPU runs).")
     gradient_checkpointing: bool = knob(False, "Recompute activations in backward to save memory.")
     attn_implementation: str | None = knob(None, "sdpa | flash_attention_2 | eager (null = library default).")
@@ -227,43 +307,44 @@ class ModelConfig:
 
 
 @dataclass
-class PolicyConfig:
+class PolicyConfig(_Checked):
     """How rollouts are generated (gym_llm.policies)."""
 
     backend: str = knob("hf", "hf (shares the training model) | vllm (colocated engine, weights "
-                              "synced after each update).")
-    temperature: float = knob(1.0, "Sampling temperature of training rollouts.")
+                              "synced after each update).", choices=("hf", "vllm"))
+    temperature: float = knob(1.0, "Sampling temperature of training rollouts.", ge=0)
     top_p: float = knob(1.0, "Nucleus sampling of training rollouts (1 = off, keeps the "
-                             "importance ratio exact).")
-    max_new_tokens: int = knob(48, "Maximum tokens of one assistant turn.")
+                             "importance ratio exact).", gt=0, le=1)
+    max_new_tokens: int = knob(48, "Maximum tokens of one assistant turn.", ge=1)
     max_episode_tokens: int = knob(1024, "Maximum response tokens of a whole episode (policy and "
-                                         "environment turns); longer episodes are truncated.")
+                                         "environment turns); longer episodes are truncated.", ge=1)
     max_batch_size: int = knob(256, "hf: most sequences decoded together. Sampling draws from one "
                                     "seeded generator, so which rows share a decoding step decides "
                                     "the samples: 1 makes a run replay exactly (resume, debugging) "
-                                    "at the cost of speed.")
-    gpu_memory_utilization: float = knob(0.3, "vLLM: share of accelerator memory for the engine.")
+                                    "at the cost of speed.", ge=1)
+    gpu_memory_utilization: float = knob(0.3, "vLLM: share of accelerator memory for the engine.", gt=0, le=1)
     vllm_kwargs: dict = knob({}, "Extra keyword arguments of the vLLM engine.")
 
 
 @dataclass
-class EnvEntry:
+class EnvEntry(_Checked):
     """One environment of a mixture."""
 
     id: str = knob("", "Registered environment id, e.g. math/Arithmetic-v0.")
-    weight: float = knob(1.0, "Relative sampling weight (times the domain's weight).")
+    weight: float = knob(1.0, "Relative sampling weight (times the domain's weight).", ge=0)
     kwargs: dict = knob({}, "Keyword arguments for gym_llm.make (difficulty, max_turns, ...).")
     heldout_kwargs: dict = knob({}, "Overrides of kwargs for the held-out eval (default: the same).")
     sft_examples: int | None = knob(None, "Warm-start examples from this env (null = "
-                                          "trainer.sft.examples_per_env).")
-    eval_tasks: int | None = knob(None, "Held-out tasks of this env per eval (null = trainer.eval_tasks).")
-    turn_credit: str | None = knob(None, "Multi-turn GRPO credit for this env (null = trainer.turn_credit).")
+                                          "trainer.sft.examples_per_env).", ge=0)
+    eval_tasks: int | None = knob(None, "Held-out tasks of this env per eval (null = trainer.eval_tasks).", ge=1)
+    turn_credit: str | None = knob(None, "Multi-turn GRPO credit for this env (null = trainer.turn_credit).",
+                                   choices=("episode", "turn"))
     turn_discount: float | None = knob(None, "Turn discount for this env (null = trainer.turn_discount); "
-                                             "0 suits retry envs, where an attempt is judged on its own.")
+                                             "0 suits retry envs, where an attempt is judged on its own.", ge=0, le=1)
 
 
 @dataclass
-class MixtureConfig:
+class MixtureConfig(_Checked):
     """Which environments to train on, and how often each is drawn."""
 
     name: str = knob("default", "Short name, used in logs.")
@@ -271,6 +352,17 @@ class MixtureConfig:
                           "mixture.envs.arith.kwargs.difficulty=0.3 work).")
     weights: dict = knob({}, "domain -> weight multiplier (missing domains weigh 1.0), so "
                              "mixture.weights.math=0.2 sweeps a domain's share.")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, entry in self.envs.items():  # each entry is an EnvEntry: check it now, not at first use
+            if not isinstance(entry, EnvEntry):
+                try:
+                    from_dict(EnvEntry, entry if isinstance(entry, dict) else {"id": entry})
+                except ConfigError as e:
+                    raise e.under(f"envs.{name}") from None
+        for domain, w in self.weights.items():
+            _checked(f"weights.{domain}", w, float, {"ge": 0})
 
     def entries(self) -> dict[str, EnvEntry]:
         """The environments as :class:`EnvEntry` objects, in declaration order."""
@@ -292,7 +384,7 @@ class MixtureConfig:
 
 
 @dataclass
-class LoggingConfig:
+class LoggingConfig(_Checked):
     """Where metrics go."""
 
     tensorboard: bool = knob(True, "Write TensorBoard event files to <run dir>/tensorboard.")
@@ -302,11 +394,11 @@ class LoggingConfig:
     progress: bool = knob(True, "Show a rich progress bar with reward, KL and throughput.")
     plot: bool = knob(True, "Write reward_curve.png (train and held-out reward) to the run dir.")
     save_trajectories: bool = knob(True, "Write every step's trajectories to trajectories/step_*.jsonl.")
-    trajectories_every: int = knob(1, "Write trajectories every N steps.")
+    trajectories_every: int = knob(1, "Write trajectories every N steps.", ge=1)
 
 
 @dataclass
-class RunConfig:
+class RunConfig(_Checked):
     """The whole training run (``conf/train.yaml``)."""
 
     trainer: TrainerConfig = sub(TrainerConfig, "Algorithm and loop.")
@@ -341,27 +433,29 @@ def store_defaults() -> None:
         store.store(group=group, name="base", node=dataclasses.asdict(cls()))
 
 
+@functools.cache
 def _field_types(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
 def from_dict(cls: type, data: dict[str, Any] | None) -> Any:
     """Build dataclass ``cls`` from a plain dict, recursing into nested
-    dataclass fields. Unknown keys raise ``KeyError`` naming close matches."""
+    dataclass fields. An unknown key raises :class:`UnknownKeyError` naming
+    the closest declared one, a value of the wrong type or out of range
+    :class:`ConfigError`; both are ``ValueError``s whose key is dotted from
+    ``cls`` down (``sft.epochs``; ``run_config`` prefixes the group)."""
     data = dict(data or {})
-    names = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = [k for k in data if k not in names]
-    if unknown:
-        hints = []
-        for k in unknown:
-            close = difflib.get_close_matches(k, list(names), n=1)
-            hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise KeyError(f"unknown {cls.__name__} keys: {', '.join(hints)}")
-    types = _field_types(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    for k in data:
+        if k not in names:
+            raise unknown_key(k, names)
+    hints = _field_types(cls)
     kwargs = {}
     for k, v in data.items():
-        t = types[k]
-        if dataclasses.is_dataclass(t) and isinstance(v, dict):
-            v = from_dict(t, v)
+        if dataclasses.is_dataclass(hints[k]) and isinstance(v, dict):
+            try:
+                v = from_dict(hints[k], v)
+            except ConfigError as e:
+                raise e.under(k) from None
         kwargs[k] = v
     return cls(**kwargs)

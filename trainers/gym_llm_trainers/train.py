@@ -5,26 +5,36 @@ shipped inside the installed ``gym_llm`` package).
     gym-llm-train trainer=ppo mixture=math_only trainer.total_steps=100
     gym-llm-train -m mixture=math_only,code_only     # a sweep (joblib launcher)
     torchrun --nproc-per-node 2 -m gym_llm_trainers.train hydra.run.dir=runs/ddp   # data parallel
+
+Exit status: 0 when the run finished (or the run directory already had);
+2 for a config it cannot start with (a bad value, an unknown key, a resume
+with another config), printed without a traceback before the model loads;
+``128 + N`` when signal N stopped it (130 for Ctrl-C, 143 for SIGTERM).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
+import sys
 from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from gym_llm.hydra_app import threads_for_sweep
-from gym_llm.runs import CONFIG_FILE
+from gym_llm.hydra_app import check_override_keys, threads_for_sweep, user_errors
+from gym_llm.runs import CONFIG_FILE, resumed_config_name
 
+from .checkpoint import ResumePlan, plan_resume
 from .config import RunConfig, from_dict, store_defaults
 
 __all__ = ["main", "run", "run_config", "compose", "CONFIG_DIR"]
 
 #: The configs ship as package data of ``gym_llm`` (``gym_llm/conf``), found
 #: by file path so they need no ``__init__.py`` of their own.
+log = logging.getLogger("gym_llm_trainers")
+
 CONFIG_DIR = str(Path(importlib.util.find_spec("gym_llm").submodule_search_locations[0]) / "conf")
 
 # The ``base`` options of the trainer and logging groups (the dataclass
@@ -36,8 +46,9 @@ store_defaults()
 
 
 def run_config(cfg: DictConfig) -> RunConfig:
-    """The typed :class:`RunConfig` of a composed Hydra config (unknown keys
-    raise with a did-you-mean hint)."""
+    """The typed :class:`RunConfig` of a composed Hydra config: every value
+    checked against its type and range, unknown keys with a did-you-mean hint
+    (:class:`gym_llm.hydra_app.ConfigError`, keys dotted from the top)."""
     data = OmegaConf.to_container(cfg, resolve=True)
     data.pop("hydra", None)
     return from_dict(RunConfig, data)
@@ -68,10 +79,37 @@ def run(cfg: DictConfig) -> Path:
         run_dir = box[0]
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // dist.world_size))
     Path(run_dir).mkdir(parents=True, exist_ok=True)
+    plan = plan_resume(run_dir, _plain_config(cfg))  # a resume with another config raises here
+    if plan.finished:
+        log.warning("%s is finished: its checkpoint is at step %d, trainer.total_steps=%d; nothing to do "
+                    "(raise trainer.total_steps to train on, or use a new run dir)",
+                    run_dir, plan.step, rc.trainer.total_steps)
+        return Path(run_dir)
     if dist.is_main:
-        (Path(run_dir) / CONFIG_FILE).write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        _record_config(Path(run_dir), plan, cfg)
+    if plan.checkpoint is not None:
+        changed = ", ".join(f"{k}={new!r}" for k, (_, new) in plan.changes.items())
+        log.info("resuming from step %d (%s)%s", plan.step, plan.checkpoint, f"; changed: {changed}" * bool(changed))
     Trainer(rc, run_dir, dist).train()
     return Path(run_dir)
+
+
+def _plain_config(cfg: DictConfig) -> dict:
+    data = OmegaConf.to_container(cfg, resolve=True)
+    data.pop("hydra", None)
+    return data
+
+
+def _record_config(run_dir: Path, plan: ResumePlan, cfg: DictConfig) -> None:
+    """``config.yaml`` for a fresh run; a resume keeps it and records a
+    changed config beside it (``config.resumed_step_<N>.yaml``)."""
+    if plan.checkpoint is None or not (run_dir / CONFIG_FILE).is_file():
+        path = run_dir / CONFIG_FILE
+    elif plan.changes:
+        path = run_dir / resumed_config_name(plan.step)
+    else:
+        return
+    path.write_text(OmegaConf.to_yaml(cfg, resolve=True))
 
 
 def compose(overrides: list[str] | None = None) -> DictConfig:
@@ -84,10 +122,19 @@ def compose(overrides: list[str] | None = None) -> DictConfig:
         return hydra_compose(config_name="train", overrides=list(overrides or []))
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name="train", version_base="1.3")
-def main(cfg: DictConfig) -> None:
-    """Console entry point ``gym-llm-train``."""
-    run(cfg)
+def main() -> None:
+    """Console entry point ``gym-llm-train`` (exit statuses: the module
+    docstring). An override of a key the config lacks is reported with the
+    closest key before Hydra composes (whose own error names none)."""
+    with user_errors("gym-llm-train"):
+        check_override_keys(CONFIG_DIR, "train", sys.argv[1:])
+
+    @hydra.main(config_path=CONFIG_DIR, config_name="train", version_base="1.3")
+    def app(cfg: DictConfig) -> None:
+        with user_errors("gym-llm-train"):
+            run(cfg)
+
+    app()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import dataclasses
 import json
 import logging
 import os
+import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -32,9 +33,10 @@ from typing import Any
 import torch
 
 from gym_llm.aio import run_sync
+from gym_llm.hydra_app import Interrupted
 from gym_llm.mixture import step_rng
 from gym_llm.rollout import ChatFormat, RolloutStats, write_jsonl
-from gym_llm.runs import CHECKPOINTS_DIR, MERGED_DIR, MODEL_DIR, trajectory_file
+from gym_llm.runs import CHECKPOINTS_DIR, MERGED_DIR, MODEL_DIR, checkpoint_name, trajectory_file
 
 from .batching import MicroBatch
 from .checkpoint import load_trainer_state, resolve_resume, save_checkpoint
@@ -48,6 +50,7 @@ from .metrics import MetricsLogger, mean
 from .modeling import load_policy_model, load_tokenizer
 from .pipeline import AsyncRollout
 from .sft import SFTReport, reference_examples, sft_train
+from .stopping import StopOnSignal
 from .update import Learner
 
 __all__ = ["Trainer", "Batch"]
@@ -313,17 +316,35 @@ class Trainer:
         self._pipe.publish(step, self.engine.snapshot())
         return time.perf_counter() - t0
 
+    def _stop_if_asked(self, stop: StopOnSignal, step: int, saved: bool) -> None:
+        """After step ``step``: when a stop signal arrived (on any rank),
+        checkpoint the step (unless just done) and raise :class:`Interrupted`."""
+        asked = self.dist.all_reduce_sum([float(stop.requested)])[0]  # every rank stops at the same step
+        if not asked:
+            return
+        if not saved:
+            self.save(step)
+        signum = stop.signum or signal.SIGTERM  # a rank that got no signal of its own
+        raise Interrupted(signum, f"{signal.Signals(signum).name}: stopped after step {step}; checkpoint "
+                                  f"{self.ckpt_root / checkpoint_name(step)} written (rerun the same command "
+                                  f"to resume)")
+
     def train(self) -> list[dict[str, Any]]:
         """Warm start (fresh runs), eval at step 0, then RL to ``total_steps``.
-        Returns the logged rows of this process's run."""
+        Returns the logged rows of this process's run. SIGINT/SIGTERM
+        (:mod:`.stopping`): the step in progress finishes, is checkpointed,
+        and :class:`~gym_llm.hydra_app.Interrupted` is raised; a second
+        signal raises it at once."""
         tc = self.tc
         rows: list[dict[str, Any]] = []
+        stop = StopOnSignal()
 
         def record(step: int, metrics: dict[str, Any]) -> None:
             rows.append({"step": step, **metrics})
             self.logger.log(step, metrics)
 
         try:
+            stop.install()
             if self.state is None:
                 first: dict[str, Any] = {}
                 if tc.sft.enabled:
@@ -335,6 +356,7 @@ class Trainer:
                     log.info("step 0: %s", _fmt(first))
                 if tc.save_every > 0:
                     self.save(0)
+                self._stop_if_asked(stop, 0, saved=tc.save_every > 0)
             t_last = time.perf_counter()
             for step, batch, extra in self._steps():
                 self._write_trajectories(batch, step)
@@ -357,10 +379,13 @@ class Trainer:
                 record(step, metrics)
                 log.info("step %d: %s", step, _fmt(
                     {k: v for k, v in metrics.items() if k.startswith(("reward/mean", "heldout/", "time/", "kl"))}))
-                if tc.save_every > 0 and (step % tc.save_every == 0 or step == tc.total_steps):
+                saved = tc.save_every > 0 and (step % tc.save_every == 0 or step == tc.total_steps)
+                if saved:
                     self.save(step)
+                self._stop_if_asked(stop, step, saved)
             self.save_final_model()
         finally:
+            stop.restore()
             self.logger.close()
             self.collector.close()
             self.engine.close()
