@@ -38,10 +38,11 @@ own instance for the duration of its episode.
 
 from __future__ import annotations
 
+import functools
 import json
+import numbers
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,7 @@ from ..registry import make, spec
 
 __all__ = [
     "TASK_COLUMNS", "TaskColumnError", "TaskRef", "Score", "task_rows", "score", "ascore",
-    "score_row", "score_rows", "error_score", "make_env", "reset_env", "completion_turn", "LOWEST_REWARD",
+    "score_row", "score_rows", "error_score", "canonical_kwargs", "make_env", "reset_env", "completion_turn", "LOWEST_REWARD",
 ]
 
 #: Columns that identify a task in a dataset row.
@@ -71,6 +72,28 @@ def _canonical_kwargs(env_kwargs: Mapping[str, Any]) -> str:
         return json.dumps(dict(env_kwargs), sort_keys=True, separators=(",", ":"))
     except TypeError as e:
         raise TypeError(f"env kwargs must be JSON values to travel in a dataset row: {e}") from None
+
+
+def canonical_kwargs(env_kwargs: Mapping[str, Any]) -> str:
+    """``env_kwargs`` as the canonical JSON object string rows carry."""
+    return _canonical_kwargs(env_kwargs)
+
+
+@functools.lru_cache(maxsize=4096)
+def _merge_kwargs(raw: str | None, defaults: str) -> str:
+    """The canonical JSON of ``defaults`` updated by the row's ``raw`` kwargs
+    (cached: a dataset repeats a handful of kwargs across all its rows)."""
+    if raw is None:
+        return defaults
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise TaskColumnError(f"task column 'env_kwargs' is not JSON ({e}): {raw[:80]!r}") from None
+    if not isinstance(parsed, dict):
+        raise TaskColumnError(f"task column 'env_kwargs' must be a JSON object, got {raw[:80]!r}")
+    if defaults == "{}":
+        return _canonical_kwargs(parsed)
+    return _canonical_kwargs({**json.loads(defaults), **parsed})
 
 
 @dataclass(frozen=True)
@@ -103,14 +126,16 @@ class TaskRef:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], *, env_id: str | None = None,
-                 env_kwargs: Mapping[str, Any] | None = None) -> TaskRef:
+                 env_kwargs: Mapping[str, Any] | str | None = None) -> TaskRef:
         """Read a task from ``row`` (a dataset row, or verl's ``extra_info``).
 
         ``env_id``, if given, is the adapter's env id: a row may omit the
         column, and one that names another id is an error. ``env_kwargs`` are
         the adapter's kwargs: the row's own ``env_kwargs`` (a JSON object
         string or a mapping) win key by key, since they are what made the
-        row's task. Raises :class:`TaskColumnError` naming the column.
+        row's task; an adapter passes its kwargs as canonical JSON
+        (:func:`canonical_kwargs`) to skip re-encoding them per row. Raises
+        :class:`TaskColumnError` naming the column.
         """
         if not isinstance(row, Mapping):
             raise TaskColumnError(f"task row must be a mapping of columns, got {type(row).__name__}")
@@ -128,23 +153,22 @@ class TaskRef:
             if column not in row or row[column] is None:
                 raise TaskColumnError(f"missing task column {column!r}")
             value = row[column]
-            if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+            # numbers.Real: Parquet/NumPy hand back numpy integers
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or int(value) != value:
                 raise TaskColumnError(f"task column {column!r} must be an integer, got {value!r}")
             values[column] = int(value)
         split = row.get("split", "train")
         if split not in ("train", "heldout"):
             raise TaskColumnError(f"task column 'split' must be 'train' or 'heldout', got {split!r}")
-        kwargs = dict(env_kwargs or {})
+        defaults = env_kwargs if isinstance(env_kwargs, str) else _canonical_kwargs(env_kwargs or {})
         raw = row.get("env_kwargs")
-        if isinstance(raw, str):
-            try:
-                raw = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise TaskColumnError(f"task column 'env_kwargs' is not JSON ({e}): {raw[:80]!r}") from None
-        if raw is not None and not isinstance(raw, Mapping):
+        if raw is None or isinstance(raw, str):
+            merged = _merge_kwargs(raw, defaults)
+        elif isinstance(raw, Mapping):
+            merged = _merge_kwargs(_canonical_kwargs(raw), defaults)
+        else:
             raise TaskColumnError(f"task column 'env_kwargs' must be a JSON object, got {raw!r}")
-        kwargs.update(raw or {})
-        return cls.of(row_id, split, values["seed"], values["task_index"], kwargs)
+        return cls(row_id, split, values["seed"], values["task_index"], merged)
 
 
 @dataclass
@@ -185,21 +209,20 @@ class _Pool:
         self._free: dict[tuple[str, str, str], list[LLMEnv]] = {}
         self._lock = threading.Lock()
 
-    @contextmanager
-    def env(self, ref: TaskRef) -> Iterator[LLMEnv]:
+    # take/give rather than a context manager: scoring a math answer costs
+    # ~100 us, and a generator-based ``with`` is a measurable part of that
+    def take(self, ref: TaskRef) -> LLMEnv:
+        """A free env for ``ref`` (made on a miss); hand it back with :meth:`give`."""
         key = (ref.env_id, ref.split, ref.env_kwargs)
         with self._lock:
-            free = self._free.setdefault(key, [])
-            env = free.pop() if free else None
-        if env is None:
-            env = make(ref.env_id, split=ref.split, seed=ref.seed, **ref.kwargs)
-        try:
-            yield env
-        except BaseException:
-            env.close()  # its state is unknown: do not hand it to the next caller
-            raise
+            free = self._free.get(key)
+            if free:
+                return free.pop()
+        return make(ref.env_id, split=ref.split, seed=ref.seed, **ref.kwargs)
+
+    def give(self, ref: TaskRef, env: LLMEnv) -> None:
         with self._lock:
-            self._free[key].append(env)
+            self._free.setdefault((ref.env_id, ref.split, ref.env_kwargs), []).append(env)
 
 
 _POOL = _Pool()
@@ -261,20 +284,32 @@ def _as_score(step: tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any
 def score(ref: TaskRef, completion: Any) -> Score:
     """Reset the env on ``ref``'s task and step it with ``completion`` (see
     :func:`completion_turn`): exactly ``env.step``'s reward and info."""
-    with _POOL.env(ref) as env:
-        reset_env(env, ref)
-        return _as_score(env.step(completion_turn(completion)))
+    env = _POOL.take(ref)
+    try:
+        env.reset(seed=ref.seed, options={"task_index": ref.task_index})
+        result = _as_score(env.step(completion_turn(completion)))
+    except BaseException:
+        env.close()  # its state is unknown: it goes back to no caller
+        raise
+    _POOL.give(ref, env)
+    return result
 
 
 async def ascore(ref: TaskRef, completion: Any) -> Score:
     """Async :func:`score` (``env.astep``: sandboxed work never blocks the loop)."""
-    with _POOL.env(ref) as env:
+    env = _POOL.take(ref)
+    try:
         await env.areset(seed=ref.seed, options={"task_index": ref.task_index})
-        return _as_score(await env.astep(completion_turn(completion)))
+        result = _as_score(await env.astep(completion_turn(completion)))
+    except BaseException:
+        env.close()
+        raise
+    _POOL.give(ref, env)
+    return result
 
 
 def score_row(row: Mapping[str, Any], completion: Any, *, env_id: str | None = None,
-              env_kwargs: Mapping[str, Any] | None = None) -> Score:
+              env_kwargs: Mapping[str, Any] | str | None = None) -> Score:
     """:func:`score` on the task ``row`` names; a row that names none (see
     :meth:`TaskRef.from_row`) or an unknown env id gets :func:`error_score`
     with the reason, so a peer's training loop never crashes on one bad row."""
@@ -290,7 +325,7 @@ def score_row(row: Mapping[str, Any], completion: Any, *, env_id: str | None = N
 
 
 def score_rows(rows: Sequence[Mapping[str, Any]], completions: Sequence[Any], *, env_id: str | None = None,
-               env_kwargs: Mapping[str, Any] | None = None) -> list[Score]:
+               env_kwargs: Mapping[str, Any] | str | None = None) -> list[Score]:
     """:func:`score_row` for each (row, completion) pair; the lengths must match."""
     if len(rows) != len(completions):
         raise ValueError(f"{len(completions)} completions for {len(rows)} task rows")

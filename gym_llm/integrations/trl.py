@@ -40,6 +40,7 @@ from ._tasks import (
     Score,
     TaskColumnError,
     TaskRef,
+    canonical_kwargs,
     completion_turn,
     make_env,
     reset_env,
@@ -100,6 +101,7 @@ def reward_function(env_id: str, **env_kwargs: Any) -> Callable[..., list[float 
     Unknown ids raise at once, naming close matches.
     """
     spec(env_id)
+    kwargs_json = canonical_kwargs(env_kwargs)  # once, not per row
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> list[float | None]:
         log_metric, log_extra = columns.get("log_metric"), columns.get("log_extra")
@@ -117,7 +119,7 @@ def reward_function(env_id: str, **env_kwargs: Any) -> Callable[..., list[float 
                  log_metric, log_extra)
             return [None] * len(completions)
         rows = _rows_from_columns(len(completions), columns)
-        scores = [score_row(row, completion, env_id=env_id, env_kwargs=env_kwargs)
+        scores = [score_row(row, completion, env_id=env_id, env_kwargs=kwargs_json)
                   for row, completion in zip(rows, completions, strict=True)]
         _log(scores, log_metric, log_extra)
         return [s.value for s in scores]

@@ -1,0 +1,109 @@
+"""Integration adapters: the overhead of scoring through each adapter vs
+calling ``env.step`` directly, on the same tasks and completions.
+
+Direct: one env per id, ``reset(seed, options={"task_index"})`` then
+``step(completion)`` for each completion. Adapters: TRL's
+``reward_function`` (one batched call, as GRPOTrainer makes it) and verl's
+``compute_score`` (one call per sample, as verl's reward manager makes it).
+Each figure is the best of ``--repeats`` passes, after one warm-up pass
+(task sets, sandboxes and the math verifier's workers started).
+
+Target: adapter overhead <= 10% of ``env.step``'s time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+
+from _common import header  # noqa: I001  (benchmarks/ is the script dir)
+
+import gym_llm
+from gym_llm.integrations import trl as gtrl
+from gym_llm.integrations import verl as gverl
+from gym_llm.integrations._tasks import completion_turn, task_rows
+
+#: Env ids (one per domain) and a right completion for a task.
+ENVS: dict[str, Callable[[gym_llm.Task], str]] = {
+    "math/Arithmetic-v0": lambda t: f"So the answer is \\boxed{{{t.answer}}}.",
+    "tool/FunctionCalling-v0": lambda t: "".join(
+        f"<tool_call>{json.dumps({'name': c['name'], 'arguments': c['arguments']})}</tool_call>"
+        for c in (t.answer if isinstance(t.answer, list) else [t.answer])),
+    "code/PythonFunctions-v0": lambda t: f"```python\n{t.answer}\n```",
+    "longctx/Needle-v0": lambda t: f"The answer is \\boxed{{{t.answer}}}.",
+}
+
+
+def workload(env_id: str, n: int, seed: int) -> tuple[list[dict], list[str]]:
+    """``n`` rows, each with a right completion, then a wrong one for each."""
+    rows = task_rows(env_id, "train", n, seed)
+    env = gym_llm.make(env_id)
+    right = []
+    for row in rows:
+        env.reset(seed=row["seed"], options={"task_index": row["task_index"]})
+        right.append(ENVS[env_id](env.unwrapped.task))
+    env.close()
+    return rows + rows, right + ["I think it is \\boxed{-1}."] * n
+
+
+def best(fns: list[Callable[[], object]], repeats: int) -> list[float]:
+    """Best time of each of ``fns``, run round-robin (a load spike on the
+    shared machine then hits every contender, not just one)."""
+    for fn in fns:
+        fn()  # warm-up
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, ts in zip(fns, times, strict=True):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return [min(ts) for ts in times]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=64, help="tasks per env id (each scored right and wrong)")
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args()
+
+    lines = [header("Integrations: adapter scoring overhead vs env.step"), "",
+             f"{2 * args.n} completions per env id (a right and a wrong one per task), best of {args.repeats}.", "",
+             "| env id | env.step (ms/completion) | TRL reward_function (ms) | overhead | verl compute_score (ms) "
+             "| overhead |", "|---|---|---|---|---|---|"]
+    worst = 0.0
+    for env_id in ENVS:
+        rows, completions = workload(env_id, args.n, seed=0)
+        env = gym_llm.make(env_id)
+
+        def direct(env=env, rows=rows, completions=completions):
+            for row, c in zip(rows, completions, strict=True):
+                env.reset(seed=row["seed"], options={"task_index": row["task_index"]})
+                env.step(completion_turn(c))
+
+        reward = gtrl.reward_function(env_id)
+        columns = {k: [r[k] for r in rows] for k in ("env_id", "split", "seed", "task_index", "env_kwargs")}
+        prompts = [r["prompt"] for r in rows]
+
+        def trl(reward=reward, prompts=prompts, completions=completions, columns=columns):
+            reward(prompts, completions, **columns)
+
+        def verl(env_id=env_id, rows=rows, completions=completions):
+            for row, c in zip(rows, completions, strict=True):
+                gverl.compute_score(env_id, c, row["task_id"], extra_info=row)
+
+        t_direct, t_trl, t_verl = best([direct, trl, verl], args.repeats)
+        env.close()
+        n = len(completions)
+        o_trl, o_verl = t_trl / t_direct - 1, t_verl / t_direct - 1
+        worst = max(worst, o_trl, o_verl)
+        us = [1e6 * (t - t_direct) / n for t in (t_trl, t_verl)]  # absolute: what a cheap env makes large
+        lines.append(f"| {env_id} | {1e3 * t_direct / n:.3f} | {1e3 * t_trl / n:.3f} | {o_trl:+.1%} ({us[0]:+.0f} us) "
+                     f"| {1e3 * t_verl / n:.3f} | {o_verl:+.1%} ({us[1]:+.0f} us) |")
+    lines += ["", f"Target overhead <= 10%: {'met' if worst <= 0.10 else 'not met'} (worst {worst:+.1%})."]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
