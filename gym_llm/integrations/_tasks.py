@@ -42,7 +42,8 @@ import functools
 import json
 import numbers
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,6 +224,18 @@ class _Pool:
     def give(self, ref: TaskRef, env: LLMEnv) -> None:
         with self._lock:
             self._free.setdefault((ref.env_id, ref.split, ref.env_kwargs), []).append(env)
+
+    @contextmanager
+    def env(self, ref: TaskRef) -> Iterator[LLMEnv]:
+        """A pooled env held for a whole episode (adapters that play many
+        steps); closed, not pooled, if the episode raised."""
+        env = self.take(ref)
+        try:
+            yield env
+        except BaseException:
+            env.close()  # its state is unknown: do not hand it to the next caller
+            raise
+        self.give(ref, env)
 
 
 _POOL = _Pool()
