@@ -29,6 +29,11 @@ Stable API (the TRL, verl, SkyRL and verifiers adapters are built on it):
   instead of raising inside a peer's training loop.
 * :func:`make_env` / :func:`reset_env`: a made environment on a task, for
   adapters that play whole episodes (multi-turn, tools).
+* ``_POOL.env(ref)`` (a context manager) or ``_POOL.take(ref)`` /
+  ``_POOL.give(ref, env)``: a pooled environment for ``ref`` held for a whole
+  episode (given back on success, closed if the episode raised).
+* :func:`canonical_kwargs`: env kwargs as the JSON string rows carry; pass it
+  as ``env_kwargs`` to :meth:`TaskRef.from_row` to skip re-encoding per row.
 
 Environments are pooled per (env id, split, kwargs), so scoring a completion
 costs one ``reset`` and one ``step``, not a ``make`` (task sets and sandboxes
