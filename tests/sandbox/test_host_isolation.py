@@ -179,3 +179,27 @@ def test_no_daemon_port_on_the_host_loopback(host):
         with pytest.raises(ConnectionRefusedError):
             s.connect(("127.0.0.1", port))
         s.close()
+
+
+def _run_in_child(q) -> None:  # a forked child: the parent's daemons and spawner are not its
+    sb = Sandbox(limits=Limits(wall_time_s=10))
+    q.put(asyncio.run(sb.arun_code("python", "print(2)")).stdout)
+
+
+def test_a_forked_child_gets_daemons_of_its_own(host):
+    import multiprocessing
+
+    sb = Sandbox(limits=Limits(wall_time_s=10))
+    assert sb.run_code("python", "print(1)").stdout == "1\n"  # the parent has a daemon
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_run_in_child, args=(q,))
+    p.start()
+    try:
+        assert q.get(timeout=60) == "2\n"
+    finally:
+        p.join(timeout=30)
+        if p.is_alive():
+            p.kill()
+    assert p.exitcode == 0
+    assert sb.run_code("python", "print(3)").stdout == "3\n"  # the parent's still serve
