@@ -1,5 +1,6 @@
 """JSON as gym-llm writes it: one rule for values JSON cannot hold, one
-atomic writer.
+atomic writer; and one reader of JSON Lines datasets that names the file and
+line of a malformed row.
 
 JSON has no NaN or infinity; a metric, reward or result that is not finite
 is written as ``null`` everywhere (metrics.jsonl, trajectories, results.json).
@@ -10,10 +11,26 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["finite", "write_json"]
+__all__ = ["finite", "write_json", "parse_jsonl"]
+
+
+def parse_jsonl(lines: Iterable[str], source: str | os.PathLike) -> list[Any]:
+    """The JSON value of each non-blank line of ``lines`` (a dataset file's,
+    read from ``source``); ``ValueError`` naming ``source:line`` and what is
+    wrong at the first malformed one."""
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{os.fspath(source)}:{number}: malformed JSON row ({e.msg} at column {e.colno})") from None
+    return rows
 
 
 def finite(obj: Any) -> Any:

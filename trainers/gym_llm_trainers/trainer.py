@@ -49,6 +49,7 @@ from .losses import Denominators
 from .metrics import MetricsLogger, mean
 from .modeling import load_policy_model, load_tokenizer
 from .pipeline import AsyncRollout
+from .preflight import preflight
 from .sft import SFTReport, reference_examples, sft_train
 from .stopping import StopOnSignal
 from .update import Learner
@@ -79,6 +80,9 @@ class Trainer:
         self.probs = self.mixture.probabilities
         #: weight-0 envs are not in the run; code-running ones get the run's sandbox config
         self.entries: dict[str, EnvEntry] = run_entries(cfg)
+        # every env, dataset, the model path and the backend, before the model loads and the warm start
+        for warning in preflight(cfg, self.entries):
+            log.warning("preflight: %s", warning)
         torch.manual_seed(tc.seed)
         self.lr = tc.lr if tc.lr is not None else cfg.model.lr
         self.sft_lr = tc.sft.lr if tc.sft.lr is not None else cfg.model.sft_lr

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
+from gym_llm.jsonio import parse_jsonl
 from gym_llm.rewards import RewardResult
 from gym_llm.tasks import Task, TaskList, check_split, content_hash
 
@@ -94,7 +95,7 @@ def read_rows(path: str, *, hf_split: str = "test", hf_config: str | None = None
         if name.endswith(".jsonl.gz") or name.endswith(".jsonl"):
             opener = gzip.open if name.endswith(".gz") else open
             with opener(path, "rt", encoding="utf-8") as f:
-                return [json.loads(line) for line in f if line.strip()]
+                return parse_jsonl(f, path)
         if name.endswith(".json"):
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)

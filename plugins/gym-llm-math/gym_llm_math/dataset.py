@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gym_llm import Task, TaskSet
+from gym_llm.jsonio import parse_jsonl
 from gym_llm.tasks import check_split, content_hash
 
 from .answers import extract_gold
@@ -48,7 +49,7 @@ def load_rows(path: str | os.PathLike, split: str = "train", hf_config: str | No
         suffix = p.suffix.lower()
         if suffix == ".jsonl":
             with p.open(encoding="utf-8") as f:
-                return [json.loads(line) for line in f if line.strip()]
+                return parse_jsonl(f, p)
         if suffix == ".json":
             data = json.loads(p.read_text(encoding="utf-8"))
             if not isinstance(data, list):
