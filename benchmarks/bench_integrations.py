@@ -3,8 +3,12 @@ calling ``env.step`` directly, on the same tasks and completions.
 
 Direct: one env per id, ``reset(seed, options={"task_index"})`` then
 ``step(completion)`` for each completion. Adapters: TRL's
-``reward_function`` (one batched call, as GRPOTrainer makes it) and verl's
-``compute_score`` (one call per sample, as verl's reward manager makes it).
+``reward_function`` (one batched call, as GRPOTrainer makes it), verl's
+``compute_score`` (one call per sample, as verl's reward manager makes it),
+SkyRL's ``GymLLMTextEnv`` built, ``init``, ``step`` and ``close`` per sample
+(what ``skyrl_gym.make`` builds and SkyRL's generator plays per trajectory) and the verifiers env's episode loop
+(``play``, one event loop per pass; timed against ``areset``/``astep``
+directly, since it steps the env asynchronously).
 Each figure is the best of ``--repeats`` passes, after one warm-up pass
 (task sets, sandboxes and the math verifier's workers started).
 
@@ -14,6 +18,7 @@ Target: adapter overhead <= 10% of ``env.step``'s time.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -21,9 +26,11 @@ from collections.abc import Callable
 from _common import header  # noqa: I001  (benchmarks/ is the script dir)
 
 import gym_llm
+from gym_llm.integrations import skyrl as gskyrl
 from gym_llm.integrations import trl as gtrl
+from gym_llm.integrations import verifiers as gvf
 from gym_llm.integrations import verl as gverl
-from gym_llm.integrations._tasks import completion_turn, task_rows
+from gym_llm.integrations._tasks import TaskRef, completion_turn, task_rows
 
 #: Env ids (one per domain) and a right completion for a task.
 ENVS: dict[str, Callable[[gym_llm.Task], str]] = {
@@ -71,7 +78,8 @@ def main() -> None:
     lines = [header("Integrations: adapter scoring overhead vs env.step"), "",
              f"{2 * args.n} completions per env id (a right and a wrong one per task), best of {args.repeats}.", "",
              "| env id | env.step (ms/completion) | TRL reward_function (ms) | overhead | verl compute_score (ms) "
-             "| overhead |", "|---|---|---|---|---|---|"]
+             "| overhead | SkyRL GymLLMTextEnv (ms) | overhead | env.astep (ms) | verifiers play (ms) | overhead |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     worst = 0.0
     for env_id in ENVS:
         rows, completions = workload(env_id, args.n, seed=0)
@@ -93,14 +101,45 @@ def main() -> None:
             for row, c in zip(rows, completions, strict=True):
                 gverl.compute_score(env_id, c, row["task_id"], extra_info=row)
 
-        t_direct, t_trl, t_verl = best([direct, trl, verl], args.repeats)
+        extras = [{k: v for k, v in r.items() if k not in ("prompt", "env_class")} for r in rows]
+
+        def skyrl(rows=rows, extras=extras, completions=completions):
+            for row, extra, c in zip(rows, extras, completions, strict=True):
+                e = gskyrl.GymLLMTextEnv({}, extra, env_id=row["env_id"])
+                e.init(row["prompt"])
+                e.step(c)
+                e.close()
+
+        def direct_async(env=env, rows=rows, completions=completions):
+            async def run():
+                for row, c in zip(rows, completions, strict=True):
+                    await env.areset(seed=row["seed"], options={"task_index": row["task_index"]})
+                    await env.astep(completion_turn(c))
+            asyncio.run(run())
+
+        refs = [TaskRef.from_row(r) for r in rows]
+
+        def verifiers(refs=refs, completions=completions):
+            async def run():
+                for ref, c in zip(refs, completions, strict=True):
+                    async def reply(new, c=c):  # one answer, then the conversation ends
+                        return {"role": "assistant", "content": c} if new is None else None
+                    await gvf.play(ref, reply)
+            asyncio.run(run())
+
+        t_direct, t_trl, t_verl, t_sky, t_adirect, t_vf = best(
+            [direct, trl, verl, skyrl, direct_async, verifiers], args.repeats)
         env.close()
         n = len(completions)
-        o_trl, o_verl = t_trl / t_direct - 1, t_verl / t_direct - 1
-        worst = max(worst, o_trl, o_verl)
-        us = [1e6 * (t - t_direct) / n for t in (t_trl, t_verl)]  # absolute: what a cheap env makes large
+        o_trl, o_verl, o_sky = (t / t_direct - 1 for t in (t_trl, t_verl, t_sky))
+        o_vf = t_vf / t_adirect - 1
+        worst = max(worst, o_trl, o_verl, o_sky, o_vf)
+        # absolute: what a cheap env makes large
+        us = [1e6 * (t - t_direct) / n for t in (t_trl, t_verl, t_sky)] + [1e6 * (t_vf - t_adirect) / n]
         lines.append(f"| {env_id} | {1e3 * t_direct / n:.3f} | {1e3 * t_trl / n:.3f} | {o_trl:+.1%} ({us[0]:+.0f} us) "
-                     f"| {1e3 * t_verl / n:.3f} | {o_verl:+.1%} ({us[1]:+.0f} us) |")
+                     f"| {1e3 * t_verl / n:.3f} | {o_verl:+.1%} ({us[1]:+.0f} us) "
+                     f"| {1e3 * t_sky / n:.3f} | {o_sky:+.1%} ({us[2]:+.0f} us) "
+                     f"| {1e3 * t_adirect / n:.3f} | {1e3 * t_vf / n:.3f} | {o_vf:+.1%} ({us[3]:+.0f} us) |")
     lines += ["", f"Target overhead <= 10%: {'met' if worst <= 0.10 else 'not met'} (worst {worst:+.1%})."]
     print("\n".join(lines))
 

@@ -70,7 +70,7 @@ def skyrl_name(env_id: str) -> str:
 
 def _plain(config: Any) -> dict[str, Any]:
     """``env_config`` as plain env kwargs (SkyRL passes an OmegaConf DictConfig)."""
-    if config is None:
+    if not config:  # SkyRL's default for an env class without config: skip the conversion
         return {}
     from omegaconf import OmegaConf
 
