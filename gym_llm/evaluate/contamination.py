@@ -10,7 +10,10 @@ Contract:
   and its trajectory files): environments whose train split the run sampled
   (when evaluating ``train``), and evaluated task ids found among the run's
   training episodes (on any split: on ``heldout`` that is a leak between
-  splits). It warns, never refuses; the caller reports the warnings.
+  splits), and those among the tasks the run's SFT warm start took its
+  examples from (the first ``sft_examples`` train tasks of each entry, which
+  no trajectory file records: they are recomputed from the recorded config).
+  It warns, never refuses; the caller reports the warnings.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..runs import training_mixture, trajectory_files
+from ..registry import make
+from ..runs import run_config, training_mixture, trajectory_files
 from ..tasks import check_split
 from .envs import EvalEnv
 
@@ -64,6 +68,32 @@ def _training_footprint(run_dir: Path) -> tuple[set[str], set[tuple[str, str]]]:
     return envs, seen
 
 
+def _warm_start_tasks(run_dir: Path) -> set[tuple[str, str]]:
+    """``(env_id, task_id)`` of the tasks a run's SFT warm start drew from:
+    with ``trainer.sft.enabled``, the first ``sft_examples`` (else
+    ``trainer.sft.examples_per_env``) train tasks of each entry the run
+    sampled, as the trainer picks them (task index order)."""
+    cfg = run_config(run_dir)
+    sft = (cfg.get("trainer") or {}).get("sft") or {}
+    if not sft.get("enabled"):
+        return set()
+    raw = (cfg.get("mixture") or {}).get("envs") or {}
+    tasks: set[tuple[str, str]] = set()
+    for name, entry in training_mixture(run_dir).items():
+        n = (raw.get(name) or {}).get("sft_examples")
+        n = int(sft.get("examples_per_env") or 0) if n is None else int(n)
+        if n <= 0:
+            continue
+        try:
+            env = make(entry["id"], split="train", **(entry.get("kwargs") or {})).unwrapped
+        except Exception as e:  # an env of the run no longer loads: say so, check the rest
+            log.warning("could not make %s for the contamination check: %s", entry["id"], e)
+            continue
+        tasks |= {(entry["id"], env.task_set.get("train", i).id) for i in range(min(n, env.num_tasks))}
+        env.close()
+    return tasks
+
+
 def contamination_warnings(
     run_dir: str | os.PathLike, evaluated: Sequence[tuple[EvalEnv, Sequence[str]]], split: str,
 ) -> list[str]:
@@ -73,6 +103,7 @@ def contamination_warnings(
     task ids that appear in the run's training trajectories (on any split: on
     ``heldout`` that is a leak between splits)."""
     trained_envs, trained_tasks = _training_footprint(Path(run_dir))
+    warm_tasks = _warm_start_tasks(Path(run_dir))
     out = []
     if split == "train":
         for env_id in sorted({e.id for e, _ in evaluated} & trained_envs):
@@ -83,4 +114,8 @@ def contamination_warnings(
         if leaked:
             out.append(f"{env.key}: {len(leaked)} evaluated task(s) appear in the training "
                        f"trajectories of {run_dir} (e.g. {leaked[0]}): these tasks were trained on")
+        warm = sorted({i for i in ids if (env.id, i) in warm_tasks})
+        if warm:
+            out.append(f"{env.key}: {len(warm)} evaluated task(s) were SFT warm-start examples of "
+                       f"{run_dir} (e.g. {warm[0]}): these tasks were trained on")
     return out
