@@ -19,6 +19,17 @@ DISTS := . $(patsubst %/,%,$(dir $(filter-out setup.cfg,$(SETUP_FILES))))
 TEST_DISTS := $(patsubst %/,%,$(dir $(wildcard tests/plugins/*/setup.cfg)))
 RUN_DIR ?= runs/demo
 CORE_EXTRAS := [train,openai,data,dev]
+# the peer trainers gym_llm.integrations is tested against (docs/integrations.md),
+# at the versions tested; trl comes with the dev extra. verl and verifiers go in
+# with --no-deps: their metadata caps transformers (verl), openai and mcp
+# (verifiers) below what vllm and our extras install, and both run on the newer
+# ones; PEER_IMPORTS is what their modules we use import.
+PEERS := skyrl-gym==0.4.0
+PEERS_NO_DEPS := verl==0.9.1 verifiers==0.4.0
+PEER_IMPORTS := ray==2.60.0 tensordict==0.15.3 codetiming==1.4.0 orjson==3.13.0 \
+	pylatexenc==2.11 torchdata==0.11.0 "prime-pydantic-config[toml]==0.4.3" \
+	renderers==0.1.12 prime-sandboxes==0.5.1 prime-tunnel==0.1.15 prime-runs==0.1.4 \
+	tenacity==9.2.1 tomli-w==1.2.0
 
 .PHONY: install test-fixtures demo test lint bench clean
 
@@ -42,8 +53,16 @@ demo: install
 lint: install
 	$(BIN)/ruff check .
 
-test-fixtures: install
+test-fixtures: install $(VENV)/.peers
 	$(BIN)/pip install -q --no-deps $(foreach d,$(TEST_DISTS),-e "$(d)")
+
+# the integration peers, for the tests only; the installed versions are the
+# constraints, so a peer can add packages but never move torch, vllm or transformers
+$(VENV)/.peers: $(VENV)/.installed
+	$(BIN)/pip freeze --exclude-editable > $(VENV)/constraints.txt
+	$(BIN)/pip install -q -c $(VENV)/constraints.txt $(PEERS) $(PEER_IMPORTS)
+	$(BIN)/pip install -q --no-deps $(PEERS_NO_DEPS)
+	touch $@
 
 test: lint test-fixtures
 	$(BIN)/python -m pytest -p no:cacheprovider --durations=15 tests
