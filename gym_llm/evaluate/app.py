@@ -8,7 +8,8 @@ writes ``report.md`` and the plots and prints a summary. It exits with
 status 1 when tasks could not run (a single run; a sweep keeps going), and
 returns the mean reward over the environments as a sweeper's objective.
 The ``${gym_llm_slug:...}`` resolver that ``conf/eval.yaml``'s sweep
-subdirectories use is registered when this module is imported.
+subdirectories use is registered by importing :mod:`gym_llm.sweeps`, which
+this module does.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import datetime
 import importlib
 import os
-import re
 import statistics
 import sys
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any
 from ..hydra_app import threads_for_sweep
 from ..policies.base import SamplingParams
 from ..runs import resolve_checkpoint, run_config, training_mixture
+from ..sweeps import slug
 from .contamination import guard_split
 from .envs import EvalEnv, env_set, with_sandbox
 from .policy import build_policy
@@ -143,21 +144,6 @@ def _print_summary(outcome: EvalOutcome, out_dir: Path) -> None:
     console.print(f"results, samples and report.md in {out_dir} ({outcome.wall_time_s:.1f} s)")
 
 
-def slug(text: str, limit: int = 200) -> str:
-    """``text`` (a Hydra override string) as one safe path component: path
-    separators and other odd characters become ``_``; cut at ``limit``."""
-    return re.sub(r"[^A-Za-z0-9._=,+@-]+", "_", str(text)).strip("_")[:limit]
-
-
-def _register_resolvers() -> None:
-    """``${gym_llm_slug:...}``, used by conf/eval.yaml's sweep subdirs (a
-    checkpoint path or env id in an override would otherwise nest folders)."""
-    from omegaconf import OmegaConf
-
-    if not OmegaConf.has_resolver("gym_llm_slug"):
-        OmegaConf.register_new_resolver("gym_llm_slug", slug)
-
-
 def main() -> None:
     """Console entry point ``gym-llm-eval`` (Hydra; config ``conf/eval.yaml``)."""
     import hydra
@@ -182,8 +168,3 @@ def main() -> None:
     with user_errors("gym-llm-eval"):  # a misspelt key, named with the closest one, before Hydra's bare error
         check_override_keys(CONFIG_DIR, "eval", sys.argv[1:])
     app()
-
-
-# At import, not in main(): launcher workers (joblib) resolve the sweep subdir
-# after unpickling the job, which imports this module but never calls main().
-_register_resolvers()
