@@ -13,7 +13,6 @@ import gym_llm
 from gym_llm.integrations import trl as gtrl
 from gym_llm.integrations._tasks import completion_turn
 
-pytest.importorskip("trl")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 

@@ -13,10 +13,11 @@ import asyncio
 
 import pytest
 
+# make test installs verl (the Makefile's PEERS): a missing verl fails here
+import verl.experimental.agent_loop  # noqa: F401
+
 import gym_llm
 from gym_llm.integrations import verl as gverl
-
-pytest.importorskip("verl.experimental.agent_loop")
 
 #: Most tokens the test server returns per call, as a server with a short
 #: max_model_len would: keeps episodes multi-turn without a trained model.
