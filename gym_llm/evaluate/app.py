@@ -27,7 +27,7 @@ from ..policies.base import SamplingParams
 from ..runs import resolve_checkpoint, run_config, training_mixture
 from ..sweeps import slug
 from .contamination import guard_split
-from .envs import EvalEnv, env_set, with_sandbox
+from .envs import EvalEnv, check_envs, env_set, with_sandbox
 from .policy import build_policy
 from .report import fmt, machine, plot_results, write_report
 from .runner import EvalOutcome, evaluate
@@ -77,6 +77,7 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
         train_run = resolve_checkpoint(cfg.checkpoint)[1]
     envs = eval_envs(cfg, train_run)  # an unknown id fails here, before a model loads
     split = guard_split(cfg.split, bool(cfg.allow_train_split))  # before a model loads
+    check_envs(envs, split)  # every env made and its dataset read, before a model loads
     sampling = SamplingParams(temperature=float(cfg.policy.temperature), top_p=float(cfg.policy.top_p),
                               max_new_tokens=int(cfg.policy.max_new_tokens))
     policy, identity = build_policy(cfg)
@@ -156,7 +157,8 @@ def main() -> None:
         hc = HydraConfig.get()
         threads_for_sweep()
         out_dir = Path(cfg.output_dir or hc.runtime.output_dir)
-        outcome = _run(cfg, out_dir)
+        with user_errors("gym-llm-eval"):  # a bad env or dataset: a message and status 2
+            outcome = _run(cfg, out_dir)
         _print_summary(outcome, out_dir)
         if outcome.failed_tasks and hc.mode == RunMode.RUN:
             sys.exit(1)

@@ -5,8 +5,10 @@ or a mapping of entries shaped like a training mixture's ``envs``) into
 :class:`EvalEnv` s, each an id, the kwargs :func:`gym_llm.make` gets and a
 unique results key. :func:`with_sandbox` gives every environment that takes
 a ``sandbox`` kwarg (:meth:`gym_llm.EnvSpec.accepts`) the run's ``sandbox``
-config, unless its entry sets ``sandbox`` itself. Nothing here runs an
-environment.
+config, unless its entry sets ``sandbox`` itself. :func:`check_envs` makes
+each environment on the evaluated split and reads a task (opening its
+dataset) before a model loads, reporting every failure at once. Nothing here
+runs an episode.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..registry import list_envs
+from ..hydra_app import ConfigError
+from ..registry import list_envs, make
 from ..registry import with_sandbox as registry_with_sandbox
 
-__all__ = ["EvalEnv", "env_set", "with_sandbox"]
+__all__ = ["EvalEnv", "env_set", "with_sandbox", "check_envs"]
 
 _ENTRY_KEYS = {"id", "kwargs", "heldout_kwargs", "difficulties", "key", "weight"}
 
@@ -87,3 +90,19 @@ def with_sandbox(envs: Sequence[EvalEnv], sandbox: Mapping[str, Any] | None) -> 
     (:func:`gym_llm.registry.with_sandbox`, the rule gym-llm-train applies too).
     Unknown ids raise (:class:`gym_llm.UnknownEnvError`)."""
     return [replace(env, kwargs=registry_with_sandbox(env.id, env.kwargs, sandbox)) for env in envs]
+
+
+def check_envs(envs: Sequence[EvalEnv], split: str) -> None:
+    """Make every environment of ``envs`` on ``split`` and read its first task
+    (a dataset file is opened and parsed here, not after the model loaded);
+    :class:`~gym_llm.hydra_app.ConfigError` listing every one that failed."""
+    problems = []
+    for env in envs:
+        try:
+            made = make(env.id, split=split, **dict(env.kwargs)).unwrapped
+            made.task_set.get(split, 0)
+            made.close()
+        except Exception as e:  # whatever a plugin raises on bad kwargs or data
+            problems.append(f"{env.key} ({split} split): {type(e).__name__}: {e}")
+    if problems:
+        raise ConfigError("", "the evaluation cannot start:\n  " + "\n  ".join(problems))

@@ -103,3 +103,21 @@ def test_tool_refusal_names_the_flags_and_resume_clears_errors(server: _Server, 
     assert results["math/Arithmetic-v0"]["mean_generated_tokens"] == COMPLETION_TOKENS
     assert "HTTP Request:" not in fixed.stderr + fixed.stdout  # httpx's per-request INFO line
     assert "resuming: 2 task(s)" in fixed.stdout  # our own INFO logging is untouched
+
+
+def test_a_missing_dataset_fails_before_the_policy_is_built(server: _Server, tmp_path: Path) -> None:
+    """gym-llm-eval's preflight (issue 21, item 3): every env is made and its
+    data read before the policy is built (the server gets no request)."""
+    out = tmp_path / "out"
+    missing = tmp_path / "heldout.jsonl"
+    requests: list[str] = []
+    server.RequestHandlerClass = type("Counting", (_Handler,), {
+        "do_GET": lambda self: (requests.append("GET"), _Handler.do_GET(self))})
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    proc = subprocess.run([*EVAL, "policy=openai", f"policy.base_url={url}", "envs=math",
+                           f"+envs.envs.mine={{id: math/Dataset-v0, kwargs: {{path: '{missing}'}}}}",
+                           f"hydra.run.dir={out}"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "the evaluation cannot start" in proc.stderr and "math/Dataset-v0 (heldout split)" in proc.stderr
+    assert str(missing) in proc.stderr and "Traceback" not in proc.stderr
+    assert requests == [] and not (out / "samples.jsonl").exists()
