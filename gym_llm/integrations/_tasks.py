@@ -102,6 +102,19 @@ def _merge_kwargs(raw: str | None, defaults: str) -> str:
     return _canonical_kwargs({**json.loads(defaults), **parsed})
 
 
+def _int_column(row: Mapping[str, Any], column: str) -> int:
+    """The integer in ``row[column]``; raises :class:`TaskColumnError` naming it."""
+    value = row.get(column)
+    if type(value) is int:  # the common case, without the ABC checks below (a per-completion cost)
+        return value
+    if value is None:
+        raise TaskColumnError(f"missing task column {column!r}")
+    # numbers.Real: Parquet/NumPy hand back numpy integers
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or int(value) != value:
+        raise TaskColumnError(f"task column {column!r} must be an integer, got {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class TaskRef:
     """One task: ``env_id`` on ``split``, picked by ``task_index``, the env
@@ -154,19 +167,13 @@ class TaskRef:
             raise TaskColumnError(f"task column 'env_id' must be a string, got {row_id!r}")
         elif env_id is not None and row_id != env_id:
             raise TaskColumnError(f"task column 'env_id' is {row_id!r} but this adapter scores {env_id!r}")
-        values: dict[str, Any] = {}
-        for column in ("seed", "task_index"):
-            if column not in row or row[column] is None:
-                raise TaskColumnError(f"missing task column {column!r}")
-            value = row[column]
-            # numbers.Real: Parquet/NumPy hand back numpy integers
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or int(value) != value:
-                raise TaskColumnError(f"task column {column!r} must be an integer, got {value!r}")
-            values[column] = int(value)
+        seed, task_index = _int_column(row, "seed"), _int_column(row, "task_index")
         split = row.get("split", "train")
         if split not in ("train", "heldout"):
             raise TaskColumnError(f"task column 'split' must be 'train' or 'heldout', got {split!r}")
-        defaults = env_kwargs if isinstance(env_kwargs, str) else _canonical_kwargs(env_kwargs or {})
+        # no kwargs (the common case): skip a json.dumps per row
+        defaults = env_kwargs if isinstance(env_kwargs, str) else (
+            _canonical_kwargs(env_kwargs) if env_kwargs else "{}")
         raw = row.get("env_kwargs")
         if raw is None or isinstance(raw, str):
             merged = _merge_kwargs(raw, defaults)
@@ -174,7 +181,7 @@ class TaskRef:
             merged = _merge_kwargs(_canonical_kwargs(raw), defaults)
         else:
             raise TaskColumnError(f"task column 'env_kwargs' must be a JSON object, got {raw!r}")
-        return cls(row_id, split, values["seed"], values["task_index"], merged)
+        return cls(row_id, split, seed, task_index, merged)
 
 
 @dataclass

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from contextlib import ExitStack
 from typing import Any
 
 from skyrl_gym import register as _skyrl_register
@@ -94,7 +93,6 @@ class GymLLMTextEnv(BaseTextEnv):
     def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None, *,
                  env_id: str | None = None):
         super().__init__()
-        self._stack = ExitStack()
         self.env: Any = None
         self.ref: TaskRef | None = None
         self.task_error: str | None = None
@@ -109,7 +107,8 @@ class GymLLMTextEnv(BaseTextEnv):
                           RuntimeWarning, stacklevel=2)
             return
         # a pooled env: its task set and sandbox are built once, not per trajectory
-        self.env = self._stack.enter_context(_POOL.env(self.ref))
+        # (take/give, not an ExitStack over _POOL.env: a per-trajectory cost on cheap envs)
+        self.env = _POOL.take(self.ref)
         self.max_turns = self.env.unwrapped.max_turns
 
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -132,7 +131,8 @@ class GymLLMTextEnv(BaseTextEnv):
 
     def _output(self, score: Score, done: bool) -> BaseTextEnvStepOutput:
         self.last_info = score.info
-        return BaseTextEnvStepOutput(observations=list(score.messages), reward=score.reward, done=bool(done),
+        # score.messages is already a fresh list (_as_score copies the step's)
+        return BaseTextEnvStepOutput(observations=score.messages, reward=score.reward, done=bool(done),
                                      metadata=score.info, postprocessed_action=None)
 
     def get_metrics(self) -> dict[str, Any]:
@@ -145,8 +145,9 @@ class GymLLMTextEnv(BaseTextEnv):
         return metrics
 
     def close(self) -> None:
-        """Hand the env back to the pool."""
-        self._stack.close()
+        """Hand the env back to the pool (once; closing again does nothing)."""
+        if self.env is not None:
+            _POOL.give(self.ref, self.env)
         self.env = None
 
 

@@ -69,8 +69,8 @@ def dataset(env_id: str, split: str = "train", n: int = 256, seed: int = 0, **en
 
 def _rows_from_columns(n: int, columns: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per-sample rows from TRL's column lists (only the task columns)."""
-    return [{c: columns[c][i] for c in TASK_COLUMNS if c in columns and columns[c] is not None}
-            for i in range(n)]
+    present = [(c, columns[c]) for c in TASK_COLUMNS if columns.get(c) is not None]  # once per batch, not per row
+    return [{c: values[i] for c, values in present} for i in range(n)]
 
 
 def _log(scores: Sequence[Score | None], log_metric: Callable | None, log_extra: Callable | None) -> None:
