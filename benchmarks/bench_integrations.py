@@ -9,7 +9,8 @@ SkyRL's ``GymLLMTextEnv`` built, ``init``, ``step`` and ``close`` per sample
 (what ``skyrl_gym.make`` builds and SkyRL's generator plays per trajectory) and the verifiers env's episode loop
 (``play``, one event loop per pass; timed against ``areset``/``astep``
 directly, since it steps the env asynchronously).
-Each figure is the best of ``--repeats`` passes, after one warm-up pass
+Each figure is the best of at least ``--repeats`` passes and ``--min-seconds``
+of passes per env id, after one warm-up pass
 (task sets, sandboxes and the math verifier's workers started).
 
 Target: adapter overhead <= 10% of ``env.step``'s time.
@@ -55,13 +56,18 @@ def workload(env_id: str, n: int, seed: int) -> tuple[list[dict], list[str]]:
     return rows + rows, right + ["I think it is \\boxed{-1}."] * n
 
 
-def best(fns: list[Callable[[], object]], repeats: int) -> list[float]:
+def best(fns: list[Callable[[], object]], repeats: int, min_seconds: float = 0.0) -> list[float]:
     """Best time of each of ``fns``, run round-robin (a load spike on the
-    shared machine then hits every contender, not just one)."""
+    shared machine then hits every contender, not just one), for ``repeats``
+    rounds or until ``min_seconds`` have passed, whichever is later (cheap
+    envs get more rounds: a ~10 us overhead on a ~100 us step is otherwise
+    within the noise of a loaded machine)."""
     for fn in fns:
         fn()  # warm-up
     times = [[] for _ in fns]
-    for _ in range(repeats):
+    start, rounds = time.perf_counter(), 0
+    while rounds < repeats or time.perf_counter() - start < min_seconds:
+        rounds += 1
         for fn, ts in zip(fns, times, strict=True):
             t0 = time.perf_counter()
             fn()
@@ -72,11 +78,13 @@ def best(fns: list[Callable[[], object]], repeats: int) -> list[float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=64, help="tasks per env id (each scored right and wrong)")
-    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=7, help="at least this many rounds per env id")
+    ap.add_argument("--min-seconds", type=float, default=5.0, help="and at least this long per env id")
     args = ap.parse_args()
 
     lines = [header("Integrations: adapter scoring overhead vs env.step"), "",
-             f"{2 * args.n} completions per env id (a right and a wrong one per task), best of {args.repeats}.", "",
+             f"{2 * args.n} completions per env id (a right and a wrong one per task), best of at least "
+             f"{args.repeats} rounds and {args.min_seconds:g} s per env id.", "",
              "| env id | env.step (ms/completion) | TRL reward_function (ms) | overhead | verl compute_score (ms) "
              "| overhead | SkyRL GymLLMTextEnv (ms) | overhead | env.astep (ms) | verifiers play (ms) | overhead |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -128,7 +136,7 @@ def main() -> None:
             asyncio.run(run())
 
         t_direct, t_trl, t_verl, t_sky, t_adirect, t_vf = best(
-            [direct, trl, verl, skyrl, direct_async, verifiers], args.repeats)
+            [direct, trl, verl, skyrl, direct_async, verifiers], args.repeats, args.min_seconds)
         env.close()
         n = len(completions)
         o_trl, o_verl, o_sky = (t / t_direct - 1 for t in (t_trl, t_verl, t_sky))
