@@ -184,7 +184,9 @@ class Runner:
             if (self.resident and spec_residentable(spec, lang, session_dir, src_files)
                     and (init := _resident.init_binary()) is not None
                     and not _resident.DAEMONS.unavailable):
-                return await self._execute_resident(spec, init, stdin, limits, lang)
+                resident = await self._execute_resident(spec, init, stdin, limits, lang)
+                if resident is not None:
+                    return resident
             # Only runs whose whole program arrives on stdin can use a jail started
             # before the program was known; every jail still serves exactly one run.
             reusable = (self.prespawn and session_dir is None and not src_files
@@ -212,8 +214,11 @@ class Runner:
                     jail.remove_stage()
 
     async def _execute_resident(self, spec: JailSpec, init: str, stdin: str | bytes,
-                                limits: Limits, lang: Language | None) -> ExecResult:
-        """One run in a fresh jail cloned by the resident daemon of ``spec``."""
+                                limits: Limits, lang: Language | None) -> ExecResult | None:
+        """One run in a fresh jail cloned by the resident daemon of ``spec``; None when the
+        daemon is alive but started no jail (it refuses connections past its ``--max_conns``
+        while jails of cancelled runs are still being torn down): the program never ran,
+        so the caller runs it in a per-run jail instead of failing the answer."""
         key = _resident.daemon_argv(
             spec.nsjail, spec.command, limits=spec.limits, ro_mounts=spec.ro_mounts,
             env=dict(spec.env), use_rlimit_as=spec.use_rlimit_as, init=init,
@@ -226,7 +231,9 @@ class Runner:
                                           max_output_bytes=limits.max_output_bytes)
                 break
             except SandboxError:
-                if attempt or daemon.alive():
+                if daemon.alive():
+                    return None
+                if attempt:
                     raise
                 # The daemon died under us (killed from outside): restart it once.
         stderr = out.stderr

@@ -133,7 +133,14 @@ for port in {ports}:
 
 
 def test_a_daemon_caps_its_live_jails(host):
+    from gym_llm.aio import background_loop
+
     sb = Sandbox(limits=Limits(wall_time_s=10, cpu_time_s=10), max_concurrency=2)
+
+    async def many() -> list[str]:
+        rs = await asyncio.gather(*(sb.arun_code("python", f"print({i})") for i in range(12)))
+        return [r.stdout for r in rs]
+
     assert sb.run_code("python", "print(1)").stdout == "1\n"
     cap = _resident.max_conns(2)
     with _resident.DAEMONS._lock:
@@ -147,17 +154,13 @@ def test_a_daemon_caps_its_live_jails(host):
                 jails = f.read().split()
             time.sleep(0.2)
         assert 0 < len(jails) <= cap, (len(jails), cap)
+        # Our own runs, up to the sandbox's concurrency at a time, still all work while
+        # the daemon is full (it refuses them; they run in per-run jails instead) ...
+        assert background_loop().run(many()) == [f"{i}\n" for i in range(12)]
     finally:
         for s in socks:
             s.close()
-    # Our own runs, up to the sandbox's concurrency at a time, still all work.
-
-    async def many() -> list[str]:
-        rs = await asyncio.gather(*(sb.arun_code("python", f"print({i})") for i in range(12)))
-        return [r.stdout for r in rs]
-
-    from gym_llm.aio import background_loop
-
+    # ... and after the hogs are gone, while their jails are torn down.
     assert background_loop().run(many()) == [f"{i}\n" for i in range(12)]
 
 
