@@ -184,6 +184,31 @@ class LLMEnv(gymnasium.Env[list, Any]):
         Implement at least one of the two."""
         return await asyncio.to_thread(self.respond, message)
 
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """Score a finished episode of the current task with a grader stricter
+        than the training reward: the independent check that a rising training
+        reward is real (:mod:`gym_llm.monitoring`; ``gap/<env_id>`` is the
+        training reward minus this score).
+
+        Called on an env reset to the episode's task (same seed and options),
+        with ``messages``, the episode's whole conversation (prompt, assistant
+        turns, environment messages), and ``reward``, its training reward.
+        Must not raise on anything the model wrote; an env failure is
+        ``info["reward_error"]`` (the score is then not used). Score on the
+        same scale as the training reward (an answer both graders accept
+        scores the same), so the gap is 0 for an honest policy. Sandboxed work
+        is awaited, never blocking the loop.
+
+        Default: ``reward`` itself (``info["strict_grader"] = "training
+        reward"``), so an env with no stricter grader shows no gap."""
+        return RewardResult(float(reward), {"strict": float(reward)}, {"strict_grader": "training reward"})
+
+    def strict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """Sync :meth:`astrict_score`."""
+        if self._sync_runner is None:
+            self._sync_runner = asyncio.Runner()
+        return run_sync(self.astrict_score(messages, reward), self._sync_runner)
+
     # --------------------------------------------------------------- helpers
     @property
     def is_last_turn(self) -> bool:

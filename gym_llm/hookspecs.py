@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from .monitoring import HackSignal
     from .registry import Registry
 
 PROJECT = "gym_llm"
@@ -37,3 +38,15 @@ def gym_llm_register(registry: Registry) -> None:
 def gym_llm_doctor() -> list[dict[str, Any]]:
     """Health checks for ``gym-llm doctor``: rows of
     ``{"name", "ok", "detail", "fix"}`` (for example, a verifier's dependency)."""
+
+
+
+@hookspec
+def gym_llm_hack_signals() -> list[HackSignal]:
+    """The signatures of gaming a grader this plugin can see in a finished
+    episode: :class:`gym_llm.monitoring.HackSignal` objects (a name, the env
+    ids they apply to, a description, a default alarm threshold and a pure
+    ``detect(trajectory) -> bool``). The trainer logs the fraction of each
+    env's episodes that show each signal (``hacks/<env_id>/<signal>``). A
+    plugin whose hook raises is skipped with a warning naming it; the others
+    and the run go on."""

@@ -55,6 +55,11 @@ class Trajectory:
     environment's own ``info["reward_error"]``): the reward must not be
     trusted either. :attr:`ok` is true when neither is set.
 
+    Monitoring (:mod:`gym_llm.monitoring`): ``hack_signals``, the names of
+    the hack signals the episode shows (empty until annotated);
+    ``strict_reward``, the env's strict grader's score of it
+    (:meth:`gym_llm.LLMEnv.astrict_score`; ``None`` when not strict-graded).
+
     ``info``: the last environment step's info (minus ``reward_components``)
     plus ``policy_turns``, one dict per policy turn with its
     ``finish_reason`` (``"stop"``/``"length"``) and, for message-level
@@ -84,6 +89,8 @@ class Trajectory:
     difficulty: float = 0.0
     turn_spans: list[list[int]] = field(default_factory=list)
     tools: list[dict[str, Any]] | None = None
+    hack_signals: list[str] = field(default_factory=list)
+    strict_reward: float | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -117,6 +124,7 @@ class Trajectory:
         d = dataclasses.asdict(self)
         d["reward"] = finite(d["reward"])
         d["turn_rewards"] = finite(d["turn_rewards"])
+        d["strict_reward"] = finite(d["strict_reward"])
         return d
 
     @classmethod

@@ -56,8 +56,10 @@ class Batch:
     """One step's collection: ``trajectories``, the episodes it trains on
     (the kept groups' usable members); ``trajectories_all``, every episode
     collected (dropped groups, errors and refill rounds included); the rollout
-    ``stats``; the weight ``version`` that generated it (async); and the
-    trainer-side ``samples`` of ``trajectories`` once prepared."""
+    ``stats``; the weight ``version`` that generated it (async); the
+    trainer-side ``samples`` of ``trajectories`` once prepared; and
+    ``episodes``, group id -> (its :class:`~gym_llm.mixture.EpisodeSpec`, the
+    make kwargs of its env then), what replays a group's task (the strict grader)."""
 
     def __init__(self, trajectories: list[Trajectory], stats: dict[str, float], version: int = 0,
                  trajectories_all: list[Trajectory] | None = None):
@@ -66,6 +68,7 @@ class Batch:
         self.stats = stats
         self.version = version
         self.samples: list[Sample] = []
+        self.episodes: dict[str, tuple[EpisodeSpec, dict[str, Any]]] = {}
 
 
 def zero_variance_groups(group_ids: Sequence[Any], rewards: Sequence[float], tol: float = 1e-8) -> set:
@@ -204,12 +207,15 @@ class RolloutCollector:
         kept: dict[str, list[Trajectory]] = {}
         sampled = zero_var = 0
         names: dict[str, str] = {}
+        episodes: dict[str, tuple[EpisodeSpec, dict[str, Any]]] = {}
         need, rnd = tc.num_groups, 0
         while True:
             plan = self.plan(step, rnd, need)
             for name, specs in plan.items():
+                kwargs = self.env_kwargs(name, "train")  # what collect makes them with (the curriculum moves later)
                 for s in specs:
                     names[s.group_id] = name
+                    episodes[s.group_id] = (s, kwargs)
             seed_generator(policy, step_rng(tc.seed, "sample", step, rnd, self.dist.rank))
             trajs = run_sync(self.collect(plan, "train", rollout_sampling(self.cfg.policy), policy, stats))
             everything += trajs
@@ -235,6 +241,7 @@ class RolloutCollector:
             need = min(int(math.ceil(missing / useful)), 4 * tc.num_groups)
         chosen = list(kept)[: tc.num_groups]
         batch = Batch([t for g in chosen for t in kept[g]], {}, trajectories_all=everything)
+        batch.episodes = episodes
         for t in everything:
             t.info["group_env"] = names.get(t.group_id)
         batch.stats = self._metrics(everything, stats, t0, trained=len(batch.trajectories), sampled=sampled,

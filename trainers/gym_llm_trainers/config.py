@@ -2,7 +2,8 @@
 
 The Hydra groups map one to one onto these dataclasses: ``trainer`` ->
 :class:`TrainerConfig` (with ``trainer.sft`` -> :class:`SFTConfig` and
-``trainer.curriculum`` -> :class:`CurriculumConfig`), ``model`` ->
+``trainer.curriculum`` -> :class:`CurriculumConfig`, ``trainer.monitoring``
+-> :class:`MonitoringConfig`), ``model`` ->
 :class:`ModelConfig`, ``policy`` -> :class:`PolicyConfig`, ``mixture`` ->
 :class:`MixtureConfig`, ``logging`` -> :class:`LoggingConfig`. Each field
 carries its documentation in ``metadata["help"]`` (as TRL's ``GRPOConfig``
@@ -29,7 +30,7 @@ from gym_llm.hydra_app import ConfigError, UnknownKeyError, unknown_key
 from gym_llm.mixture import Mixture
 
 __all__ = [
-    "TrainerConfig", "SFTConfig", "CurriculumConfig", "ModelConfig", "LoraConfig",
+    "TrainerConfig", "SFTConfig", "CurriculumConfig", "MonitoringConfig", "ModelConfig", "LoraConfig",
     "PolicyConfig", "MixtureConfig", "EnvEntry", "LoggingConfig", "RunConfig",
     "from_dict", "store_defaults", "LOSS_AGG_MODES", "KL_ESTIMATORS", "RESUME_SAFE_KEYS",
     "ConfigError", "UnknownKeyError",
@@ -46,7 +47,7 @@ KL_ESTIMATORS = ("k1", "k2", "k3")
 #: A key ending in ``.*`` covers everything under it.
 RESUME_SAFE_KEYS: tuple[str, ...] = (
     "trainer.total_steps", "trainer.resume", "trainer.eval_every", "trainer.save_every", "trainer.keep_last",
-    "logging.*", "output_dir",
+    "trainer.monitoring.*", "logging.*", "output_dir",
 )
 
 
@@ -165,6 +166,35 @@ class CurriculumConfig(_Checked):
 
 
 @dataclass
+class MonitoringConfig(_Checked):
+    """Reward-hacking monitors (gym_llm.monitoring, docs/monitoring.md): hack
+    signals on every training episode, the strict grader on a sample, the alarm."""
+
+    signals: bool = knob(True, "Detect every applicable hack signal on each training episode: "
+                               "hacks/<env_id>/<signal> (fraction of the env's episodes of the step) "
+                               "in metrics.jsonl, hack_signals in the trajectories.")
+    alarm: str = knob("warn", "When a signal's fraction rises past its threshold: off | warn (a "
+                              "warning in the log) | stop (checkpoint the step, then exit with "
+                              "status 3; rerun to resume).", choices=("off", "warn", "stop"))
+    thresholds: dict = knob({}, "Per-signal threshold overrides, signal name -> fraction in [0, 1] "
+                                "(e.g. {multiple_boxes: 0.1}); others keep their plugin's default.")
+    min_trajectories: int = knob(8, "An env with fewer episodes in a step is not measured by the "
+                                    "alarm that step (a fraction of 2 of 3 is noise).", ge=1)
+    patience: int = knob(1, "Measured steps in a row above the threshold before the alarm.", ge=1)
+    strict_fraction: float = knob(0.05, "Share of each step's finished training episodes graded "
+                                        "again by their env's strict grader (strict/<env_id>/mean, "
+                                        "gap/<env_id>); graded in a background thread while the step "
+                                        "trains. 0 disables.", ge=0, le=1)
+    strict_min_per_env: int = knob(2, "At least this many episodes per env are strict-graded each "
+                                      "step (when strict_fraction > 0), so small envs get a gap too.", ge=0)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, value in self.thresholds.items():
+            _checked(f"thresholds.{name}", value, float, {"ge": 0, "le": 1})
+
+
+@dataclass
 class TrainerConfig(_Checked):
     """The RL algorithm (GRPO by default, PPO with ``algorithm=ppo``) and the run loop."""
 
@@ -262,6 +292,7 @@ class TrainerConfig(_Checked):
     # --- groups ----------------------------------------------------------------
     sft: SFTConfig = sub(SFTConfig, "Warm start.")
     curriculum: CurriculumConfig = sub(CurriculumConfig, "Difficulty curriculum.")
+    monitoring: MonitoringConfig = sub(MonitoringConfig, "Reward-hacking monitors and the strict grader.")
 
     def __post_init__(self) -> None:
         super().__post_init__()

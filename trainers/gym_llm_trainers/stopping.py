@@ -8,6 +8,10 @@ second signal raises :class:`~gym_llm.hydra_app.Interrupted` at once, from
 wherever the main thread is, with no checkpoint of the step in progress.
 Handlers can only be set from the main thread; elsewhere (a run started from
 a worker thread) the signals keep their previous handlers.
+
+The same path stops a run from inside: :meth:`StopOnSignal.request` (the
+hack alarm of ``trainer.monitoring.alarm=stop``) records a reason; the
+trainer checkpoints the step and raises :class:`AlarmStop` (exit status 3).
 """
 
 from __future__ import annotations
@@ -20,9 +24,21 @@ from typing import Any
 
 from gym_llm.hydra_app import Interrupted
 
-__all__ = ["StopOnSignal", "STOP_SIGNALS"]
+__all__ = ["StopOnSignal", "AlarmStop", "STOP_SIGNALS"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class AlarmStop(Interrupted):
+    """A run stopped by its own alarm (a hack signal past its threshold with
+    ``trainer.monitoring.alarm=stop``) after checkpointing the step: the apps
+    exit with status 3 and the message, as for a stop signal."""
+
+    exit_code_alarm = 3
+
+    def __init__(self, message: str):
+        super().__init__(signal.SIGTERM, message)
+        self.exit_code = self.exit_code_alarm
 
 
 class StopOnSignal:
@@ -31,12 +47,17 @@ class StopOnSignal:
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        self.reason: str | None = None
         self._previous: dict[int, Any] = {}
 
     @property
     def requested(self) -> bool:
-        """A signal arrived: stop after the step in progress."""
-        return self.signum is not None
+        """A signal arrived or :meth:`request` was called: stop after the step in progress."""
+        return self.signum is not None or self.reason is not None
+
+    def request(self, reason: str) -> None:
+        """Ask for a stop after the step in progress, for ``reason`` (no signal)."""
+        self.reason = self.reason or reason
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name

@@ -48,10 +48,11 @@ from .generation import GenerationEngine, sampling_logprobs_are_the_trainers, se
 from .losses import Denominators
 from .metrics import MetricsLogger, mean
 from .modeling import load_policy_model, load_tokenizer
+from .monitoring import RunMonitor
 from .pipeline import AsyncRollout
 from .preflight import preflight
 from .sft import SFTReport, reference_examples, sft_train
-from .stopping import StopOnSignal
+from .stopping import AlarmStop, StopOnSignal
 from .update import Learner
 
 __all__ = ["Trainer", "Batch"]
@@ -108,6 +109,7 @@ class Trainer:
             self._load_state(self.state)
         self.engine = GenerationEngine(cfg, self.model, self.tokenizer, self.dist, self.resume_from)
         self.collector = RolloutCollector(cfg, self.entries, self.mixture, self.curriculum, self.dist)
+        self.monitor = RunMonitor(tc.monitoring, self.mixture.metric_keys(), seed=tc.seed, rank=self.dist.rank)
         self._pipe: AsyncRollout | None = None
         self.logger = MetricsLogger(
             self.run_dir, cfg.logging, enabled=self.dist.is_main,
@@ -320,18 +322,32 @@ class Trainer:
         self._pipe.publish(step, self.engine.snapshot())
         return time.perf_counter() - t0
 
+    def _monitor(self, batch: Batch, metrics: dict[str, Any], stop: StopOnSignal) -> None:
+        """The step's hack fractions, strict scores and gap into ``metrics``;
+        each new alert is logged, and with ``alarm=stop`` asks ``stop`` for a
+        checkpoint-then-exit after this step."""
+        found, alerts = self.monitor.finish(batch)
+        metrics.update(found)
+        metrics["hacks/alerts"] = len(alerts)
+        for alert in alerts:
+            log.warning("hack alarm: %s", alert.message())
+            if self.tc.monitoring.alarm == "stop":
+                stop.request(alert.message())
+
     def _stop_if_asked(self, stop: StopOnSignal, step: int, saved: bool) -> None:
-        """After step ``step``: when a stop signal arrived (on any rank),
-        checkpoint the step (unless just done) and raise :class:`Interrupted`."""
+        """After step ``step``: when a stop signal arrived or the hack alarm
+        asked (on any rank), checkpoint the step (unless just done) and raise
+        :class:`Interrupted` (:class:`AlarmStop` for the alarm)."""
         asked = self.dist.all_reduce_sum([float(stop.requested)])[0]  # every rank stops at the same step
         if not asked:
             return
         if not saved:
             self.save(step)
+        where = f"checkpoint {self.ckpt_root / checkpoint_name(step)} written (rerun the same command to resume)"
+        if stop.signum is None and stop.reason is not None:
+            raise AlarmStop(f"stopped after step {step} by the hack alarm: {stop.reason}; {where}")
         signum = stop.signum or signal.SIGTERM  # a rank that got no signal of its own
-        raise Interrupted(signum, f"{signal.Signals(signum).name}: stopped after step {step}; checkpoint "
-                                  f"{self.ckpt_root / checkpoint_name(step)} written (rerun the same command "
-                                  f"to resume)")
+        raise Interrupted(signum, f"{signal.Signals(signum).name}: stopped after step {step}; {where}")
 
     def train(self) -> list[dict[str, Any]]:
         """Warm start (fresh runs), eval at step 0, then RL to ``total_steps``.
@@ -363,13 +379,15 @@ class Trainer:
                 self._stop_if_asked(stop, 0, saved=tc.save_every > 0)
             t_last = time.perf_counter()
             for step, batch, extra in self._steps():
-                self._write_trajectories(batch, step)
+                self.monitor.start(step, batch)  # strict grading runs while the step trains
                 metrics = dict(batch.stats)
                 metrics.update(extra)
                 metrics.update(self.prepare(batch))
                 if batch.samples or self.dist.enabled:
                     metrics.update(self.update(batch, step))
                 metrics["time/sync"] = self._publish(step)
+                self._monitor(batch, metrics, stop)
+                self._write_trajectories(batch, step)  # after monitoring: records carry hack_signals, strict_reward
                 self.step = step
                 metrics["kl"] = metrics.get("kl/ref", metrics.get("kl/update"))
                 if tc.eval_every > 0 and (step % tc.eval_every == 0 or step == tc.total_steps):
@@ -391,6 +409,7 @@ class Trainer:
         finally:
             stop.restore()
             self.logger.close()
+            self.monitor.close()
             self.collector.close()
             self.engine.close()
         return rows
