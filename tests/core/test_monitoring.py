@@ -133,7 +133,7 @@ def test_an_honest_policy_has_no_gap_and_no_signal():
     assert "strict_error" in wrong.info
 
 
-TRAIN = ["~mixture.envs.vowels", f"+mixture.envs.weak.id={ENV_ID}",
+TRAIN = ["policy.max_batch_size=1", "~mixture.envs.vowels", f"+mixture.envs.weak.id={ENV_ID}",
          "trainer.monitoring.min_trajectories=1", "trainer.monitoring.strict_fraction=0.25",
          "+trainer.monitoring.thresholds.vowel_run=0.0"]
 
@@ -148,9 +148,12 @@ def test_training_logs_signals_gap_and_fields_and_warns(tmp_path, caplog):
         assert 0.0 <= row[f"hacks/{ENV_ID}/vowel_run"] <= 1.0
         assert 0.0 <= row[f"hacks/{ENV_ID}/vowel_heavy"] <= 1.0
         assert f"gap/{ENV_ID}" in row and f"strict/{ENV_ID}/mean" in row
-    # vowel_run's threshold is 0 here: the untrained model's first run of vowels sets it off, once
-    assert rows[0][f"hacks/{ENV_ID}/vowel_run"] > 0
-    assert [r["hacks/alerts"] for r in rows] == [1, 0] and f"hack alarm: hacks/{ENV_ID}/vowel_run" in caplog.text
+    # vowel_run's threshold is 0 here: the untrained model's first run of vowels sets it off, once per streak
+    runs = [r[f"hacks/{ENV_ID}/vowel_run"] for r in rows]
+    assert runs[0] > 0, runs  # the seeded run (max_batch_size=1 replays exactly) has one at step 1
+    assert [r["hacks/alerts"] for r in rows] == [int(f > 0 and (i == 0 or runs[i - 1] == 0))
+                                                 for i, f in enumerate(runs)]
+    assert f"hack alarm: hacks/{ENV_ID}/vowel_run" in caplog.text
     path = trajectory_file(run_dir, 1)
     records = [json.loads(line) for line in path.open()]
     assert all(isinstance(r["hack_signals"], list) for r in records)
@@ -166,12 +169,18 @@ def test_training_logs_signals_gap_and_fields_and_warns(tmp_path, caplog):
 def test_alarm_stop_checkpoints_the_step_and_exits_3(tmp_path):
     run_dir = tmp_path / "run"
     from gym_llm_trainers.checkpoint import load_trainer_state, resolve_resume
+    from gym_llm_trainers.metrics import read_metrics
     from gym_llm_trainers.stopping import AlarmStop
 
     tr = make_trainer(run_dir, *TRAIN, "trainer.total_steps=4", "trainer.monitoring.alarm=stop")
     with pytest.raises(AlarmStop, match="vowel_run") as stopped:
         tr.train()
     assert stopped.value.exit_code == 3
+    rows = read_metrics(run_dir)
+    alarmed = [r["step"] for r in rows if r.get("hacks/alerts")]
+    # the run ended at the first step that set the alarm off, checkpointed
+    assert alarmed and alarmed[0] == rows[-1]["step"] < 4
+    assert f"after step {alarmed[0]}" in str(stopped.value)
     ckpt = resolve_resume("auto", run_dir / "checkpoints")
-    assert ckpt is not None and load_trainer_state(ckpt)["step"] == 1
+    assert ckpt is not None and load_trainer_state(ckpt)["step"] == alarmed[0]
     assert (ckpt / "model" / "config.json").exists()
