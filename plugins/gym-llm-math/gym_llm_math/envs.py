@@ -8,11 +8,12 @@ earlier attempt.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 from gym_llm import ProceduralTasks, RewardResult, SingleTurnEnv, Task, TaskSet
-from gym_llm.parsing import last_boxed
+from gym_llm.parsing import extract_boxed, last_boxed, message_text
 
 from .dataset import SAMPLE, DatasetSource, DatasetTasks
 from .generators import algebra, arithmetic, word_problems
@@ -114,6 +115,22 @@ class MathEnv(SingleTurnEnv):
 
     def _reward(self, task: Task, response: Any) -> RewardResult:
         return score_answer(task, response, self.format_weight, self.lenient_decimals)
+
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """The strict grader (docs/monitoring.md): the final turn must hold
+        exactly one ``\\boxed{}`` (several, even agreeing ones, score 0),
+        compared exactly (no ``lenient_decimals``, no format credit), in the
+        task's asked form; discounted by the attempt it came in, as training is."""
+        turns = [m for m in messages if m.get("role") == "assistant"]
+        text = message_text(turns[-1]) if turns else ""
+        boxes = extract_boxed(text)
+        if len(boxes) != 1:
+            return RewardResult(0.0, {"format": float(bool(boxes)), "correct": 0.0},
+                                {"reason": f"strict: {len(boxes)} boxed answers where exactly one is asked"})
+        # the verifier may wait on a math-verify worker: off the event loop
+        result = await asyncio.to_thread(score_answer, self.task, text)
+        result.score *= self.attempt_discount ** (len(turns) - 1)
+        return result
 
     def feedback(self, result: RewardResult) -> str:
         if result.components.get("format") == 0.0:
