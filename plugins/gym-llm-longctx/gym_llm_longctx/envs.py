@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gym_llm import Draft, ProceduralTasks, SingleTurnEnv
+from gym_llm import Draft, ProceduralTasks, RewardResult, SingleTurnEnv
 from gym_llm.tasks import Plan
 
 from .context import Filler, fit, place_inserts
 from .prose import invented_word, key_phrase, paragraph_units, proper_name, variable_name
-from .rewards import reward_fn
+from .rewards import as_values, reward_fn, strict_score
 from .tokens import TokenCounter, load_counter
 
 __all__ = [
@@ -137,6 +137,12 @@ class LongContextEnv(SingleTurnEnv):
             tasks, reward_fn, split=split, seed=seed, max_turns=max_turns,
             system_prompt=system_prompt, **kwargs,
         )
+
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """Exact match of the last assistant turn's box
+        (:func:`~gym_llm_longctx.rewards.strict_score`)."""
+        turns = [m for m in messages if m.get("role") == "assistant"]
+        return strict_score(turns[-1] if turns else "", as_values(self.task.answer))
 
     def plan(self, rng: random.Random) -> Plan:
         """Draw one task's question and facts; the text is built later."""

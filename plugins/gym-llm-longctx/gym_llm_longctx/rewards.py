@@ -39,7 +39,7 @@ from gym_llm.parsing import extract_boxed, message_text
 
 __all__ = [
     "answer_span", "named", "string_match_all", "score_answer", "reward_fn",
-    "as_values",
+    "as_values", "strict_score",
 ]
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -123,3 +123,23 @@ def reward_fn(task: Any, response: Any) -> RewardResult:
     """The reward of every long-context environment: :func:`score_answer`
     with ``task.answer`` and ``task.metadata["candidates"]``."""
     return score_answer(response, as_values(task.answer), task.metadata.get("candidates", ()))
+
+
+def strict_score(response: Any, answers: Sequence[str]) -> RewardResult:
+    """The strict grader (exact match, docs/monitoring.md): the last
+    ``\\boxed{}`` must hold only required values, comma-separated, each
+    matched exactly (case and punctuation aside); the score is the share of
+    required values given. Anything else in the box (a wrong candidate, a
+    word around the value) or no box at all scores 0, so listing candidates
+    earns nothing and an exact answer scores what the training reward gives it."""
+    boxes = extract_boxed(message_text(response))
+    required = {_normal(a): a for a in answers}
+    if not boxes or not required:
+        return RewardResult(0.0, {"exact": 0.0}, {"reason": "strict: no \\boxed{} answer"})
+    items = [_normal(item) for item in boxes[-1].split(",")]
+    extra = [i for i in items if i not in required]
+    if extra or not items:
+        return RewardResult(0.0, {"exact": 0.0}, {"reason": f"strict: {len(extra)} value(s) that are not "
+                                                            f"the answer in the box"})
+    score = len(set(items)) / len(required)
+    return RewardResult(score, {"exact": score}, {} if score == 1.0 else {"reason": "strict: values missing"})
