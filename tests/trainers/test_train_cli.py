@@ -158,10 +158,11 @@ def test_every_knob_is_documented():
     from gym_llm_trainers import config
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text()
-    for cls in (config.TrainerConfig, config.SFTConfig, config.CurriculumConfig, config.ModelConfig,
-                config.LoraConfig, config.PolicyConfig, config.EnvEntry, config.MixtureConfig, config.LoggingConfig):
+    for cls in (config.TrainerConfig, config.SFTConfig, config.CurriculumConfig, config.MonitoringConfig,
+                config.ModelConfig, config.LoraConfig, config.PolicyConfig, config.EnvEntry, config.MixtureConfig,
+                config.LoggingConfig):
         for f in dataclasses.fields(cls):
             assert f.metadata.get("help"), f"{cls.__name__}.{f.name} has no help"
-            nested = f.name in ("sft", "curriculum", "lora")  # sections of their own
+            nested = f.name in ("sft", "curriculum", "monitoring", "lora")  # sections of their own
             key = f".{f.name}`" if nested else f"`{f.name}`"
             assert key in doc, f"{cls.__name__}.{f.name} is missing from docs/training.md"
