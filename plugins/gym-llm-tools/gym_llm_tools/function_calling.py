@@ -139,6 +139,16 @@ class FunctionCallingEnv(SingleTurnEnv):
     def tools(self) -> list[dict[str, Any]] | None:
         return self.task.metadata["tools"] if self.task is not None else None
 
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """The strict grader: exactly the gold calls in the final turn (no
+        partial credit for a share of them among extras), discounted by its
+        attempt as training is."""
+        turns = [m for m in messages if m.get("role") == "assistant"]
+        result = score_tool_calls(turns[-1] if turns else "", self.task.answer, self.task.metadata["tools"],
+                                  partial_credit=False)
+        result.score *= self.attempt_discount ** (len(turns) - 1)
+        return result
+
     def respond(self, message: dict[str, Any]) -> Any:
         # Score the whole message, not its text: OpenAI ``tool_calls`` live beside the content.
         return self._judge(self.score(self._reward, message))

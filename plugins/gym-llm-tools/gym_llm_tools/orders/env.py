@@ -23,13 +23,13 @@ from typing import Any
 
 from gym_llm import ProceduralTasks, RewardResult, Task, ToolEnv, Turn
 from gym_llm.parsing import message_text, parse_tool_calls
-from gym_llm.tools import Tool
+from gym_llm.tools import Tool, validate_arguments
 
 from .tasks import generate_orders_task
 from .user import ScriptedUser
 from .world import OrdersWorld
 
-__all__ = ["OrdersEnv", "verify_orders", "fact_told", "said_to_user"]
+__all__ = ["OrdersEnv", "verify_orders", "strict_verify_orders", "fact_told", "said_to_user"]
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
@@ -143,3 +143,69 @@ class OrdersEnv(ToolEnv):
 
     def score_episode(self, final_message: dict[str, Any] | None) -> RewardResult:
         return verify_orders(self.task, self.world, self.messages)
+
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """The strict grader (docs/monitoring.md): :func:`strict_verify_orders`
+        of the task, on a fresh world (whatever this env's world holds now)."""
+        return strict_verify_orders(self.task, messages)
+
+
+#: Read-only tools and the argument naming whose data they show.
+_READS = {"get_order": "order_id", "list_orders": "user_id", "get_user": "user_id"}
+
+
+def _lookup_breach(world: OrdersWorld, name: str, arguments: dict[str, Any]) -> str | None:
+    """The rule-1 breach of one read call, if any: a lookup before
+    identifying the customer, or of another customer's order or profile."""
+    key = _READS.get(name)
+    if key is None or not isinstance(arguments.get(key), str):
+        return None
+    if name == "get_order":
+        try:
+            owner = world._order(arguments[key])[1]["user_id"]
+        except LookupError:
+            return None  # no such order: nothing was shown
+    else:
+        owner = arguments[key]
+        if owner not in world.db["users"]:
+            return None
+    if world.customer is None:
+        return f"{name} before identifying the customer"
+    if owner != world.customer:
+        return f"{name} of another customer's data"
+    return None
+
+
+def strict_verify_orders(task: Task, messages: Sequence[dict[str, Any]]) -> RewardResult:
+    """The strict grader of an Orders episode: its tool calls replayed,
+    schema-checked, on a fresh world of ``task``, then :func:`verify_orders`
+    (the full database state, no rule broken, every required fact told after
+    its lookup) on that replay, with rule 1 enforced on lookups too ("before
+    looking up or changing anything, identify the customer; act only on
+    orders of the identified customer"): the training backend records only
+    changes that break a rule, so peeking at an order before ``find_user``,
+    or at another customer's, costs nothing there and scores 0 here."""
+    world = OrdersWorld(task.metadata["db"])
+    tools = {t.name: t for t in world.tools()}
+    breaches: list[str] = []
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        world.turn += 1
+        for call in parse_tool_calls(m).calls:
+            t = tools.get(call.name)
+            if t is None or validate_arguments(t.parameters, call.arguments):
+                continue  # an error tool message in the episode: nothing ran
+            if (breach := _lookup_breach(world, call.name, call.arguments)) is not None:
+                breaches.append(breach)
+            try:
+                t.fn(**call.arguments)
+            except Exception:  # the tool's own error: the episode showed it, nothing changed
+                continue
+    result = verify_orders(task, world, messages)
+    if breaches:
+        result.score = 0.0
+        result.components["policy"] = 0.0
+        result.info["reason"] = "strict: policy broken: " + "; ".join(breaches)
+        result.info["violations"] = result.info.get("violations", []) + breaches
+    return result
