@@ -33,12 +33,13 @@ import os
 import random
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "CHATML_TEMPLATE", "TINY_BUILD_VERSION", "TINY_MODEL_CONFIG", "TINY_VOCAB_SIZE",
-    "cache_dir", "tiny_model_path", "build_tiny_model", "build_tokenizer", "tokenizer_corpus",
+    "build_cached", "cache_dir", "tiny_model_path", "build_tiny_model", "build_tokenizer", "tokenizer_corpus",
 ]
 
 #: Bump when anything below changes what a build produces; stale caches rebuild.
@@ -307,30 +308,69 @@ def _is_current(path: Path) -> bool:
     return stamp.get("version") == TINY_BUILD_VERSION
 
 
-def tiny_model_path(name: str = "tiny-chat") -> str:
+def tiny_model_path(name: str = "tiny-chat", **config_overrides: Any) -> str:
     """Directory of the tiny chat model, building it (once, atomically) if the
     cache lacks a current build. Load it like any checkpoint:
-    ``AutoModelForCausalLM.from_pretrained(tiny_model_path())``."""
-    final = cache_dir() / name
-    if _is_current(final):
-        return str(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=final.parent))
+    ``AutoModelForCausalLM.from_pretrained(tiny_model_path())``.
+    ``config_overrides`` (of :data:`TINY_MODEL_CONFIG`) give a different
+    tiny build, cached under ``name`` plus the overrides."""
+    if config_overrides:
+        name += "-" + "-".join(f"{k}{v}" for k, v in sorted(config_overrides.items()))
+    return str(build_cached(cache_dir() / name, lambda out: build_tiny_model(out, **config_overrides), _is_current))
+
+
+def _pid_alive(pid: int) -> bool:
     try:
-        build_tiny_model(tmp)
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_orphans(final: Path) -> None:
+    """Delete temporary build dirs of ``final`` whose builder process is gone
+    (killed mid-build, so its ``finally`` never ran)."""
+    prefix = f".{final.name}-"
+    for entry in final.parent.glob(prefix + "*"):
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def build_cached(final: Path, build: Callable[[Path], Any], is_current: Callable[[Path], bool]) -> Path:
+    """The one way gym-llm fills its model cache: return ``final`` if
+    ``is_current(final)``, else run ``build(tmp)`` in a fresh temporary
+    sibling directory and rename it into place.
+
+    ``build`` must write the stamp that ``is_current`` checks *last*, so a
+    directory is current only once complete. Concurrent builders (pytest-xdist
+    workers, Hydra multirun jobs) never see a half-written directory: the
+    first rename wins and the others keep the winner's. A stale or incomplete
+    ``final`` (older stamp, an interrupted copy) is moved aside and rebuilt;
+    temporary dirs of builders that died mid-build are removed. An exception
+    from ``build`` propagates and leaves the cache as it was."""
+    if is_current(final):
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    _remove_orphans(final)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-{os.getpid()}-", dir=final.parent))
+    try:
+        build(tmp)
         tmp.chmod(0o755)
-        if final.exists() and not _is_current(final):
-            stale = Path(tempfile.mkdtemp(prefix=f".{name}-stale-", dir=final.parent))
+        if final.exists() and not is_current(final):
+            stale = Path(tempfile.mkdtemp(prefix=f".{final.name}-{os.getpid()}-stale-", dir=final.parent))
             try:
-                os.replace(final, stale / name)
+                os.replace(final, stale / final.name)
             except OSError:
                 pass  # another builder moved it first
             shutil.rmtree(stale, ignore_errors=True)
         try:
             os.rename(tmp, final)
         except OSError:
-            if not _is_current(final):  # lost the race to a broken build: surface it
+            if not is_current(final):  # lost the race to a broken build: surface it
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return str(final)
+    return final

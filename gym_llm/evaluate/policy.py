@@ -24,11 +24,14 @@ __all__ = ["build_policy", "model_path", "served_models"]
 def model_path(cfg: Any) -> str:
     """The checkpoint directory (or hub id) a config evaluates:
     ``checkpoint`` (resolved by :func:`resolve_checkpoint`), else
-    ``model.path``, else the locally built tiny model."""
+    ``model.path`` (through :func:`gym_llm.pretrained.resolve_model_path`),
+    else the locally built tiny model."""
     if cfg.get("checkpoint"):
         return str(resolve_checkpoint(cfg.checkpoint)[0])
     if cfg.model.get("path"):
-        return str(cfg.model.path)
+        from ..pretrained import resolve_model_path
+
+        return resolve_model_path(cfg.model.path)  # a GGUF spec converts once; hub ids pass through
     if cfg.model.get("tiny"):
         raise ValueError("model.tiny overrides name a custom tiny build: build it with "
                          "gym_llm.models.build_tiny_model(dir, ...) and pass model.path=dir")

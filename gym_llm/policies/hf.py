@@ -103,7 +103,8 @@ class _Batch:
 
 
 class HFPolicy(EngineThreadPolicy):
-    """A Hugging Face causal LM (a path/hub id, or a loaded model object that
+    """A Hugging Face causal LM (a path/hub id/GGUF spec, as
+    :func:`gym_llm.pretrained.resolve_model_path` takes it, or a loaded model object that
     the trainer keeps training: the policy then always samples from its
     current weights; don't step the optimizer while a rollout is running).
 
@@ -139,6 +140,9 @@ class HFPolicy(EngineThreadPolicy):
         super().__init__()
 
         if isinstance(model, str | os.PathLike):
+            from ..pretrained import resolve_model_path
+
+            model = resolve_model_path(model)  # a GGUF spec converts once; hub ids pass through
             device = device or ("cuda" if torch.cuda.is_available() else "cpu")
             model = AutoModelForCausalLM.from_pretrained(
                 str(model), dtype=dtype or "auto", trust_remote_code=trust_remote_code,

@@ -36,7 +36,8 @@ __all__ = ["VLLMPolicy"]
 
 
 class VLLMPolicy(EngineThreadPolicy):
-    """A ``vllm.LLM`` engine over the checkpoint at ``model``.
+    """A ``vllm.LLM`` engine over the checkpoint at ``model`` (a path, hub id
+    or GGUF spec, as :func:`gym_llm.pretrained.resolve_model_path` takes it).
 
     ``tokenizer``: path of the HF tokenizer (default ``model``); the rollout
     engine renders chat templates with it. ``dtype``, ``max_model_len``,
@@ -67,7 +68,9 @@ class VLLMPolicy(EngineThreadPolicy):
         import vllm
         from transformers import AutoTokenizer, GenerationConfig
 
-        path = str(model)
+        from ..pretrained import resolve_model_path
+
+        path = resolve_model_path(model)  # a GGUF spec converts once; hub ids pass through
         if tokenizer is None or isinstance(tokenizer, str | os.PathLike):
             tokenizer = AutoTokenizer.from_pretrained(str(tokenizer or path))
         self.tokenizer = tokenizer

@@ -35,19 +35,13 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torc
 
 
 def resolve_model_path(cfg: ModelConfig) -> str:
-    """``cfg.path``, or the locally built tiny model when it is null."""
-    if cfg.path:
-        return cfg.path
-    from gym_llm.models import build_tiny_model, cache_dir, tiny_model_path
+    """The directory (or hub id) of ``cfg.path`` as
+    :func:`gym_llm.pretrained.resolve_model_path` resolves it: the tiny model
+    (with ``cfg.tiny`` overrides) when null, a GGUF converted once into the
+    cache, else unchanged."""
+    from gym_llm.pretrained import resolve_model_path as resolve
 
-    if not cfg.tiny:
-        return tiny_model_path()
-    # a non-default tiny build gets its own cache entry named by its overrides
-    name = "tiny-" + "-".join(f"{k}{v}" for k, v in sorted(cfg.tiny.items()))
-    out = cache_dir() / name
-    if not (out / "config.json").exists():
-        build_tiny_model(out, **cfg.tiny)
-    return str(out)
+    return resolve(cfg.path, cfg.tiny)
 
 
 def load_tokenizer(cfg: ModelConfig) -> Any:
