@@ -41,6 +41,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -424,8 +425,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     print(f"serving {args.env_id} on ws://{args.host}:{args.port}/ws (max {args.max_sessions} sessions)", flush=True)
     # uvicorn stops on SIGTERM/SIGINT: it closes every WebSocket (code 1012, which ends
-    # each session and its env, cancelling steps in flight), then runs the lifespan's end
+    # each session and its env, cancelling steps in flight), then runs the lifespan's
+    # end. Afterwards it re-raises the signal under the handler it found; that
+    # handler is this no-op, so the process exits normally and its atexit hooks
+    # (the sandbox's resident daemons and staging dirs) run.
+    stopped_by: list[int] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda sig, frame: stopped_by.append(sig))
     uvicorn.Server(config).run()
+    if stopped_by:
+        print(f"stopped by {signal.Signals(stopped_by[0]).name}: every session and env closed", flush=True)
     return 0
 
 
