@@ -1,9 +1,11 @@
-"""``gym-llm``: list, describe, play and check environments.
+"""``gym-llm``: list, describe, play and check environments; report on runs.
 
     gym-llm list [--json]
     gym-llm describe math/Arithmetic-v0
     gym-llm play math/Arithmetic-v0 [--split heldout] [--seed 0]
     gym-llm doctor [--json]
+    gym-llm report RUN_DIR [-o FILE]          # one self-contained HTML page of a training or eval run
+    gym-llm compare EVAL_DIR_A EVAL_DIR_B     # which tasks flipped between two gym-llm-eval runs
 """
 
 from __future__ import annotations
@@ -191,6 +193,34 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if all(r["ok"] for r in rows) else 1
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from gym_llm.report import write_report
+
+    try:
+        path = write_report(args.run_dir, args.output, max_trajectories=args.max_trajectories)
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    console.print(f"report written to {path}", highlight=False)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from gym_llm.evaluate.compare import compare, format_comparison
+    from gym_llm.jsonio import finite
+
+    try:
+        result = compare(args.eval_a, args.eval_b)
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(finite(result), indent=1))
+    else:
+        print(format_comparison(result, max_ids=args.max_ids))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gym-llm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -211,6 +241,17 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("doctor", help="check the installation: torch, GPU, vLLM, nsjail, plugins")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_doctor)
+    s = sub.add_parser("report", help="write report.html: curves, hack signals, a trajectory browser (docs/report.md)")
+    s.add_argument("run_dir", help="a gym-llm-train run directory or a gym-llm-eval output directory")
+    s.add_argument("-o", "--output", default=None, help="where to write the page (default RUN_DIR/report.html)")
+    s.add_argument("--max-trajectories", type=int, default=400, help="episodes embedded in the page (sampled)")
+    s.set_defaults(func=cmd_report)
+    s = sub.add_parser("compare", help="two gym-llm-eval directories side by side: the tasks that flipped")
+    s.add_argument("eval_a")
+    s.add_argument("eval_b")
+    s.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    s.add_argument("--max-ids", type=int, default=20, help="flipped task ids listed per env and direction")
+    s.set_defaults(func=cmd_compare)
     return p
 
 

@@ -17,9 +17,11 @@ breakdown by task difficulty.
 
 The output directory holds ``samples.jsonl`` (one trajectory per line, the
 rollout JSONL format plus ``eval_key``, ``task_index`` and ``correct``),
-``results.json`` (``{env_key: {"n", "mean_reward", "pass@1", "pass@k", "k",
-...}}``), ``report.md``, ``reward_by_env.png``, ``reward_by_difficulty.png``
-and ``eval_config.json``. A task's ``k`` samples are appended together as
+``results.json`` (``{env_key: {"n", "mean_reward", "strict_mean", "gap",
+"pass@1", "pass@k", "k", ...}}``; every sample is also scored by its env's
+strict grader, ``strict_reward`` in the sample), ``report.md``,
+``report.html``, ``reward_by_env.png``, ``reward_by_difficulty.png`` and
+``eval_config.json``. A task's ``k`` samples are appended together as
 soon as they finish, so a rerun into the same directory skips every task
 already in ``samples.jsonl`` and evaluates only the rest; a rerun whose
 model, sampling, ``k``, split or seed differ from the recorded ones is
@@ -43,7 +45,10 @@ Modules (each states its contract):
 * :mod:`~gym_llm.evaluate.store`: the eval directory, the resumable :class:`SampleStore`;
 * :mod:`~gym_llm.evaluate.runner`: :func:`evaluate` itself;
 * :mod:`~gym_llm.evaluate.contamination`: the contamination guard;
-* :mod:`~gym_llm.evaluate.report`: ``report.md`` and the plots;
+* :mod:`~gym_llm.evaluate.report`: ``report.md`` and the plots (``report.html`` is
+  :mod:`gym_llm.report`'s, written at the end of every run);
+* :mod:`~gym_llm.evaluate.compare`: two eval directories side by side, the
+  tasks that flipped (``gym-llm compare A B``);
 * :mod:`~gym_llm.evaluate.policy`: the policy a config names (:func:`build_policy`);
 * :mod:`~gym_llm.evaluate.app`: the Hydra application, :func:`main`.
 
@@ -57,6 +62,7 @@ from __future__ import annotations
 
 from ..runs import resolve_checkpoint, run_config, training_mixture
 from .app import main, slug
+from .compare import compare, format_comparison
 from .contamination import ContaminationError, contamination_warnings, guard_split
 from .envs import EvalEnv, env_set, with_sandbox
 from .metrics import aggregate, difficulty_labels, pass_at_k
@@ -70,5 +76,5 @@ __all__ = [
     "contamination_warnings", "evaluate", "write_report", "plot_results", "main", "slug",
     "difficulty_labels", "training_mixture", "run_config",
     "ContaminationError", "guard_split",
-    "EvalOutcome", "with_sandbox", "build_policy", "model_path", "served_models",
+    "EvalOutcome", "with_sandbox", "build_policy", "model_path", "served_models", "compare", "format_comparison",
 ]

@@ -4,7 +4,8 @@ Contract: one job composes the environments (``env_ids``, or a training
 run's mixture with ``env_ids=mixture``, else the ``envs`` group), applies
 the ``sandbox`` group to every environment that takes one, checks the split
 and every id *before* a model loads, builds the policy, evaluates, then
-writes ``report.md`` and the plots and prints a summary. It exits with
+writes ``report.md``, the plots and ``report.html`` (:mod:`gym_llm.report`;
+a failure there is logged and never fails the eval) and prints a summary. It exits with
 status 1 when tasks could not run (a single run; a sweep keeps going), and
 returns the mean reward over the environments as a sweeper's objective.
 The ``${gym_llm_slug:...}`` resolver that ``conf/eval.yaml``'s sweep
@@ -24,6 +25,7 @@ from typing import Any
 
 from ..hydra_app import threads_for_sweep
 from ..policies.base import SamplingParams
+from ..report import try_write_report
 from ..runs import resolve_checkpoint, run_config, training_mixture
 from ..sweeps import slug
 from .contamination import guard_split
@@ -124,6 +126,7 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
     }
     write_report(out_dir, outcome.results, meta, warnings, plots)
+    try_write_report(out_dir)  # report.html; a failure is logged, never fails the eval
     return outcome
 
 
@@ -133,16 +136,16 @@ def _print_summary(outcome: EvalOutcome, out_dir: Path) -> None:
 
     table = Table(title=f"gym-llm-eval: {out_dir}")
     table.add_column("environment", overflow="fold")
-    for col in ("tasks", "mean reward", "pass@1", "pass@k"):
+    for col in ("tasks", "mean reward", "strict", "pass@1", "pass@k"):
         table.add_column(col, no_wrap=True)
     for key, r in outcome.results.items():
-        table.add_row(key, str(r["n"]), fmt(r["mean_reward"]), fmt(r["pass@1"]),
+        table.add_row(key, str(r["n"]), fmt(r["mean_reward"]), fmt(r.get("strict_mean")), fmt(r["pass@1"]),
                       f"{fmt(r['pass@k'])} (k={r['k']})")
     console = Console(stderr=True)
     console.print(table)
     for w in outcome.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}", markup=True, highlight=False)
-    console.print(f"results, samples and report.md in {out_dir} ({outcome.wall_time_s:.1f} s)")
+    console.print(f"results, samples, report.md and report.html in {out_dir} ({outcome.wall_time_s:.1f} s)")
 
 
 def main() -> None:

@@ -116,6 +116,16 @@ def _generated_tokens(row: dict[str, Any]) -> int:
     return sum(int(t.get("generated_tokens") or 0) for t in (row.get("info") or {}).get("policy_turns") or [])
 
 
+def _strict(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The strict grader's figures over the samples it scored (``strict_reward``
+    a number): their count, mean, and the mean reward minus it over them."""
+    graded = [r for r in rows if isinstance(r.get("strict_reward"), int | float)
+              and math.isfinite(r["strict_reward"])]
+    strict = mean([float(r["strict_reward"]) for r in graded])
+    return {"strict_graded": len(graded), "strict_mean": strict,
+            "gap": mean([float(r["reward"] or 0.0) for r in graded]) - strict if graded else math.nan}
+
+
 def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, Any]]:
     """``results.json`` from sample rows (each with ``eval_key``, ``env_id``,
     ``group_id`` (one per task), ``difficulty``, ``reward``, ``correct``, ``reward_components``,
@@ -129,7 +139,11 @@ def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, 
     that report it), ``by_difficulty`` (the same reward/pass figures per task
     difficulty, keyed by :func:`difficulty_labels`), ``mean_turns``, ``mean_generated_tokens``,
     ``truncated_fraction`` and ``reward_errors`` (samples whose environment
-    failed to score; their reward is not trustworthy).
+    failed to score; their reward is not trustworthy); the strict grader's
+    ``strict_graded`` (samples with a ``strict_reward``), ``strict_mean``
+    (their mean strict score) and ``gap`` (their mean reward minus
+    ``strict_mean``): NaN when none was graded (samples of an older
+    gym-llm-eval).
     """
     by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in samples:
@@ -159,6 +173,7 @@ def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, 
             mean_generated_tokens=mean([float(_generated_tokens(r)) for r in rows]),
             truncated_fraction=mean([float(bool(r.get("truncated"))) for r in rows]),
             reward_errors=sum(1 for r in rows if r.get("reward_error")),
+            **_strict(rows),
         )
         results[key] = res
     return results

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..report.names import REPORT_FILE as HTML_REPORT
 from .metrics import bucket_start
-from .store import REPORT_FILE
+from .store import REPORT_FILE, SAMPLES_FILE
 
 __all__ = ["write_report", "plot_results", "fmt", "machine"]
 
@@ -115,7 +116,9 @@ def write_report(out_dir: str | os.PathLike, results: Mapping[str, Mapping[str, 
                  plots: Sequence[Path] = ()) -> Path:
     """``report.md``: what was evaluated (``meta``: model, policy, split,
     tasks, samples, command, date, ...), the results table, pass@j curve,
-    reward components, per-difficulty breakdown, warnings and plots."""
+    reward components, per-difficulty breakdown, warnings, links to
+    ``samples.jsonl`` and ``report.html``, and the plots. The strict mean and
+    gap print as ``-`` for results of an older gym-llm-eval."""
     out = Path(out_dir)
     lines = ["# Evaluation report", ""]
     lines += [f"- {name}: {value}" for name, value in meta.items()]
@@ -126,13 +129,14 @@ def write_report(out_dir: str | os.PathLike, results: Mapping[str, Mapping[str, 
     else:
         k = max(int(r["k"]) for r in results.values())
         lines += ["", "## Results", "",
-                  f"| environment | tasks | samples | mean reward (± s.e.) | pass@1 | pass@{k} | turns "
-                  "| generated tokens | truncated | reward errors |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  f"| environment | tasks | samples | mean reward (± s.e.) | strict mean | gap | pass@1 | pass@{k} "
+                  "| turns | generated tokens | truncated | reward errors |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for key, r in results.items():
             lines.append(
                 f"| {key} | {r['n']} | {r['num_samples']} | {fmt(r['mean_reward'])} ± "
-                f"{fmt(r['reward_stderr'])} | {fmt(r['pass@1'])} | {fmt(r['pass@k'])} | "
+                f"{fmt(r['reward_stderr'])} | {fmt(r.get('strict_mean'))} | {fmt(r.get('gap'))} | "
+                f"{fmt(r['pass@1'])} | {fmt(r['pass@k'])} | "
                 f"{fmt(r['mean_turns'], 2)} | {fmt(r['mean_generated_tokens'], 1)} | "
                 f"{fmt(r['truncated_fraction'], 2)} | {r['reward_errors']} |")
         js = sorted({j for r in results.values() for j in r["pass_at"]}, key=int)
@@ -150,6 +154,8 @@ def write_report(out_dir: str | os.PathLike, results: Mapping[str, Mapping[str, 
             for d, b in r["by_difficulty"].items():
                 lines.append(f"| {key} | {d} | {b['n']} | {fmt(b['mean_reward'])} | "
                              f"{fmt(b['pass@1'])} | {fmt(b['pass@k'])} |")
+    lines += ["", "## Files", "", f"- [{SAMPLES_FILE}]({SAMPLES_FILE}): every sample (messages, rewards, "
+              "strict score)", f"- [{HTML_REPORT}]({HTML_REPORT}): curves and a sample browser (`gym-llm report`)"]
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
     path = out / REPORT_FILE

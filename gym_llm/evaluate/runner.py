@@ -6,7 +6,10 @@ Contract: every environment gets the episodes of
 scores compare across runs. Each finished task goes to the
 :class:`~gym_llm.evaluate.store.SampleStore` at once; ``results.json`` is
 :func:`~gym_llm.evaluate.metrics.aggregate` of exactly the requested tasks'
-samples (resumed ones included). A task whose episodes could not run (the
+samples (resumed ones included). Every sample of a task that ran is also
+scored by its env's strict grader (:meth:`gym_llm.LLMEnv.astrict_score`,
+``strict_reward`` in ``samples.jsonl``; ``strict_mean`` and ``gap`` in the
+results), before the task is stored. A task whose episodes could not run (the
 policy's server down, an env crash) is kept out of the results, in
 ``errors.jsonl``, and counted in :attr:`EvalOutcome.failed_tasks`;
 ``errors.jsonl`` holds the failures of the latest run only (a resumed run
@@ -29,9 +32,10 @@ from typing import Any
 from ..aio import run_sync
 from ..jsonio import write_json
 from ..mixture import heldout_plan
+from ..monitoring import StrictGrader
 from ..policies.base import Policy, SamplingParams
 from ..registry import make
-from ..rollout import RolloutStats, Trajectory, acollect
+from ..rollout import EpisodeSpec, RolloutStats, Trajectory, acollect
 from .contamination import contamination_warnings, guard_split
 from .envs import EvalEnv
 from .metrics import aggregate
@@ -93,16 +97,19 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
                      concurrency: int, success_threshold: float, store: SampleStore,
                      errors_path: Path, stats: RolloutStats, errors: dict[str, None]) -> int:
     """Run the planned tasks concurrently (one acollect per env variant on one
-    event loop, so a batching policy batches across environments); append each
-    finished task to ``store``, each failed one to ``errors_path`` (its
-    reason to ``errors``). Returns the number of failed tasks."""
+    event loop, so a batching policy batches across environments); strict-grade
+    each finished task's samples (:class:`~gym_llm.monitoring.StrictGrader`:
+    ``strict_reward``, or ``info["strict_error"]``) and append it to ``store``,
+    each failed one to ``errors_path`` (its reason to ``errors``). Returns the
+    number of failed tasks."""
     total = sum(len(p.todo) for p in plan) * k
     failed = finished = 0
+    grader = StrictGrader(split)
     pending: dict[str, list[Trajectory]] = defaultdict(list)
     last_log = time.monotonic()
 
-    def handler(planned: _Planned):
-        def handle(t: Trajectory) -> None:
+    def handler(planned: _Planned, specs: dict[str, EpisodeSpec]):
+        async def handle(t: Trajectory) -> None:
             nonlocal failed, finished, last_log
             finished += 1
             group = pending[t.group_id]
@@ -111,6 +118,11 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
                 return
             del pending[t.group_id]
             group.sort(key=lambda x: x.sample_index)
+            if not any(x.error for x in group):
+                # the strict grader beside the training reward, before the task is stored
+                spec = specs[t.group_id]
+                await asyncio.gather(*(grader.grade(x, planned.env.kwargs, seed=spec.seed, options=spec.options)
+                                       for x in group))
             rows = [_row(x, planned.env, success_threshold) for x in group]
             if any(x.error for x in group):
                 failed += 1
@@ -137,9 +149,12 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
         jobs.append(acollect(
             policy, env.id, episodes=episodes, sampling=sampling, seed=seed, num_envs=slots,
             split=split, env_kwargs={env.id: dict(env.kwargs)}, max_tokens=max_episode_tokens,
-            on_trajectory=handler(planned), stats=stats,
+            on_trajectory=handler(planned, {e.group_id: e for e in episodes}), stats=stats,
         ))
-    await asyncio.gather(*jobs)
+    try:
+        await asyncio.gather(*jobs)
+    finally:
+        grader.close()
     return failed
 
 

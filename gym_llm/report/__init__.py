@@ -25,14 +25,12 @@ import os
 from pathlib import Path
 
 from .data import RunData, load_run
+from .names import REPORT_FILE
 from .page import render
 
 __all__ = ["write_report", "try_write_report", "load_run", "render", "RunData", "REPORT_FILE"]
 
 log = logging.getLogger(__name__)
-
-#: The report's name in a run directory.
-REPORT_FILE = "report.html"
 
 
 def write_report(run_dir: str | os.PathLike, output: str | os.PathLike | None = None, *,

@@ -26,14 +26,10 @@ from typing import Any
 
 from ..parsing import message_text
 from ..runs import checkpoint_step, trajectory_files
+from .names import METRICS_FILE
 
-__all__ = ["RunData", "load_run", "read_jsonl_tolerant", "METRICS_FILE", "SAMPLES_FILE", "RESULTS_FILE"]
+__all__ = ["RunData", "load_run", "read_jsonl_tolerant", "charts"]
 
-#: The files of a run directory the report reads (gym_llm.runs owns the training layout;
-#: gym_llm.evaluate.store the eval one: these are their names).
-METRICS_FILE = "metrics.jsonl"
-SAMPLES_FILE = "samples.jsonl"
-RESULTS_FILE = "results.json"
 
 #: Held-out tasks shown side by side (first eval vs last), per environment.
 FIRST_LAST_PER_ENV = 20
@@ -307,6 +303,9 @@ def _first_last(run_dir: Path, files: list[Path], max_chars: int, notes: list[st
 # --------------------------------------------------------------------- all
 def load_run(run_dir: str | Path, *, max_trajectories: int = 400, max_chars: int = 2000) -> RunData:
     """Read what a run directory holds (see the module doc)."""
+    # imported here: gym_llm.evaluate imports this module
+    from ..evaluate.store import RESULTS_FILE, SAMPLES_FILE
+
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir} is not a directory")
