@@ -390,21 +390,45 @@ def parse_env_kwargs(items: list[str]) -> dict[str, Any]:
     return kwargs
 
 
+def _add_options(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """The options of ``serve``; ``default=argparse.SUPPRESS`` for the parser
+    that reads the options given after ``ENV_ID``."""
+
+    def default_of(v: Any) -> Any:
+        return v if default is None else default
+
+    parser.add_argument("--host", default=default_of("127.0.0.1"))
+    parser.add_argument("--port", type=int, default=default_of(8000))
+    parser.add_argument("--max-sessions", type=int, default=default_of(64),
+                        help="open sessions at most; beyond: CAPACITY_REACHED")
+    parser.add_argument("--idle-timeout-s", type=float, default=default,
+                        help="close a session that sends nothing for this long (default: never)")
+    parser.add_argument("--max-message-bytes", type=int, default=default_of(DEFAULT_MAX_MESSAGE_BYTES),
+                        help="a bigger WebSocket message closes its connection (code 1009)")
+    parser.add_argument("--log-level", default=default_of("warning"))
+
+
 def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``serve`` subcommand to ``gym-llm``'s subparsers."""
-    s = subparsers.add_parser("serve", help="serve one environment over OpenEnv's WebSocket protocol")
+    s = subparsers.add_parser("serve", help="serve one environment over OpenEnv's WebSocket protocol",
+                              description="gym-llm serve ENV_ID [options] [KEY=VALUE ...]")
+    _add_options(s)
     s.add_argument("env_id")
-    s.add_argument("env_kwargs", nargs="*", metavar="KEY=VALUE", help="env kwargs, values as YAML scalars")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8000)
-    s.add_argument("--max-sessions", type=int, default=64, help="open sessions at most; beyond: CAPACITY_REACHED")
-    s.add_argument("--idle-timeout-s", type=float, default=None,
-                   help="close a session that sends nothing for this long (default: never)")
-    s.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES,
-                   help="a bigger WebSocket message closes its connection (code 1009)")
-    s.add_argument("--log-level", default="warning")
+    # argparse cannot take positionals after options once the first is read, so
+    # everything after ENV_ID is read again by _after_env_id: options and KEY=VALUE
+    s.add_argument("rest", nargs=argparse.REMAINDER, metavar="KEY=VALUE",
+                   help="env kwargs, values read as YAML scalars (options may come among them)")
     s.set_defaults(func=cmd_serve)
     return s
+
+
+def _after_env_id(args: argparse.Namespace) -> dict[str, Any]:
+    """Read the options and env kwargs after ``ENV_ID`` into ``args``; the kwargs."""
+    parser = argparse.ArgumentParser(prog="gym-llm serve ENV_ID")
+    _add_options(parser, default=argparse.SUPPRESS)
+    parser.add_argument("env_kwargs", nargs="*")
+    parser.parse_intermixed_args(args.rest, namespace=args)
+    return parse_env_kwargs(args.env_kwargs)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -412,7 +436,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     try:
-        env_kwargs = parse_env_kwargs(args.env_kwargs)
+        env_kwargs = _after_env_id(args)
     except ValueError as e:
         print(f"error: {e}")
         return 2

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,8 +74,9 @@ class ServeProcess:
         self.port = servers.free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}/ws"
-        self.sandbox_dir = tmp / "sandbox"
-        self.sandbox_dir.mkdir(mode=0o711)
+        # not under tmp: pytest's dirs are 0700, and the jails' uid must pass through
+        self.sandbox_dir = Path(tempfile.mkdtemp(prefix="gym_llm_serve_test-"))
+        self.sandbox_dir.chmod(0o711)
         self.log_path = tmp / "serve.log"
         self._log = open(self.log_path, "w")  # noqa: SIM115 (open for the process's life)
         env = {**os.environ, "GYM_LLM_SANDBOX_DIR": str(self.sandbox_dir), "PYTHONUNBUFFERED": "1"}
@@ -127,6 +130,7 @@ class ServeProcess:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+        shutil.rmtree(self.sandbox_dir, ignore_errors=True)
         return self.proc.returncode
 
 
