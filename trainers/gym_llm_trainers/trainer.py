@@ -35,6 +35,7 @@ import torch
 from gym_llm.aio import run_sync
 from gym_llm.hydra_app import Interrupted
 from gym_llm.mixture import step_rng
+from gym_llm.report import try_write_report
 from gym_llm.rollout import ChatFormat, RolloutStats, write_jsonl
 from gym_llm.runs import CHECKPOINTS_DIR, MERGED_DIR, MODEL_DIR, checkpoint_name, trajectory_file
 
@@ -65,7 +66,11 @@ class Trainer:
 
     ``cfg`` is the whole run's :class:`~gym_llm_trainers.config.RunConfig`;
     ``run_dir`` receives metrics.jsonl, trajectories/, checkpoints/,
-    tensorboard/, reward_curve.png and the final model in ``model/``.
+    tensorboard/, reward_curve.png, the final model in ``model/`` and
+    ``report.html`` (:mod:`gym_llm.report`, written when :meth:`train` ends,
+    however it ends; a report failure is logged, never raised). A step's
+    trajectories are written once its monitoring is done (hack signals and
+    strict scores in them), and also when its update fails.
     :meth:`rollout`, :meth:`prepare`, :meth:`update` and :meth:`evaluate`
     run one piece of a step each (``trainer.rollout(1)`` and so on).
     """
@@ -289,6 +294,21 @@ class Trainer:
         if self.dist.is_main and lc.save_trajectories and step % max(lc.trajectories_every, 1) == 0:
             write_jsonl(batch.trajectories_all, trajectory_file(self.run_dir, step))
 
+    def _keep_trajectories(self, batch: Batch, step: int) -> None:
+        """After step ``step`` failed (its update, sync or monitoring raised):
+        wait for its strict grading, so no thread writes to the records while
+        they are saved and they carry what it scored, then write the step's
+        trajectories. Never raises: the step's own error is the one to see."""
+        try:
+            self.monitor.finish(batch)
+        except Exception as e:
+            log.warning("step %d: strict grading of the failed step did not finish: %s: %s", step,
+                        type(e).__name__, e)
+        try:
+            self._write_trajectories(batch, step)
+        except Exception as e:
+            log.warning("step %d: trajectories of the failed step not written: %s: %s", step, type(e).__name__, e)
+
     def _steps(self) -> Iterator[tuple[int, Batch, dict[str, float]]]:
         """Batches in step order, synchronous or through the async pipeline."""
         first, last = self.step + 1, self.tc.total_steps
@@ -382,11 +402,15 @@ class Trainer:
                 self.monitor.start(step, batch)  # strict grading runs while the step trains
                 metrics = dict(batch.stats)
                 metrics.update(extra)
-                metrics.update(self.prepare(batch))
-                if batch.samples or self.dist.enabled:
-                    metrics.update(self.update(batch, step))
-                metrics["time/sync"] = self._publish(step)
-                self._monitor(batch, metrics, stop)
+                try:
+                    metrics.update(self.prepare(batch))
+                    if batch.samples or self.dist.enabled:
+                        metrics.update(self.update(batch, step))
+                    metrics["time/sync"] = self._publish(step)
+                    self._monitor(batch, metrics, stop)
+                except BaseException:
+                    self._keep_trajectories(batch, step)  # a failed step still leaves its episodes
+                    raise
                 self._write_trajectories(batch, step)  # after monitoring: records carry hack_signals, strict_reward
                 self.step = step
                 metrics["kl"] = metrics.get("kl/ref", metrics.get("kl/update"))
@@ -409,6 +433,8 @@ class Trainer:
         finally:
             stop.restore()
             self.logger.close()
+            if self.dist.is_main:  # also after a failure: the report shows what the run got to
+                try_write_report(self.run_dir, log)
             self.monitor.close()
             self.collector.close()
             self.engine.close()
