@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import gzip
 import json
 import math
@@ -598,6 +599,8 @@ class DatasetEnv(CodeEnv):
         rows = read_rows(str(source), hf_split=hf_split, hf_config=hf_config)
         label = name or os.path.basename(str(source)).split(".")[0] or str(source)
         self.items: dict[str, AssertionItem | StdioItem] = {}
+        #: What the strict grader verifies (:meth:`strict_steps`).
+        self.strict_items: dict[str, AssertionItem | StdioItem] = {}
         tasks = []
         for i, row in enumerate(rows):
             item = parse_row(row, i, format, challenge_tests)
@@ -605,6 +608,7 @@ class DatasetEnv(CodeEnv):
             if task_id in self.items:
                 task_id = f"{task_id}#{i}"
             self.items[task_id] = item
+            self.strict_items[task_id] = _strict_item(row, i, format, item)
             tasks.append(self._task(task_id, item, split))
         self.raw_completions = raw_completions
         super().__init__(TaskList(tasks), split=split, tests="fixed", **kwargs)
@@ -622,8 +626,31 @@ class DatasetEnv(CodeEnv):
                               "harness": "split" if item.checks is not None else "in-process"})
 
     def steps(self, task: Task, text: str) -> Steps[RewardResult]:
-        item = self.items[task.id]
+        return self._steps(self.items[task.id], text, self.policy)
+
+    def strict_steps(self, task: Task, text: str) -> Steps[RewardResult]:
+        """Every test the row holds (:func:`_strict_item`), every one must
+        pass: a dataset has no generator, so no fresh random tests."""
+        return self._steps(self.strict_items[task.id], text, dataclasses.replace(self.policy, reward="passed"))
+
+    def _steps(self, item: AssertionItem | StdioItem, text: str, policy: GradingPolicy) -> Steps[RewardResult]:
         if isinstance(item, StdioItem):
-            return stdio_steps(item.problem, text, self.rotation, self.policy)
+            return stdio_steps(item.problem, text, self.rotation, policy)
         raw = self.raw_completions if self.raw_completions is not None else item.format == "humaneval"
-        return assertion_steps(item, text, self.policy, raw)
+        return assertion_steps(item, text, policy, raw)
+
+
+def _strict_item(row: Mapping[str, Any], index: int, format: str,
+                 item: AssertionItem | StdioItem) -> AssertionItem | StdioItem:
+    """The strict grader's version of a row: MBPP with its
+    ``challenge_test_list`` (when the row has one), stdin/stdout with the
+    public example counted as a hidden test too; otherwise ``item`` (HumanEval
+    rows hold no more tests than training runs)."""
+    if isinstance(item, StdioItem):
+        p = item.problem
+        if p.tests == p.examples:  # a one-test row already grades its only test
+            return item
+        return StdioItem(item.task_id, dataclasses.replace(p, tests=p.examples + p.tests))
+    if item.format == "mbpp" and row.get("challenge_test_list"):
+        return parse_row(row, index, format, challenge_tests=True)
+    return item

@@ -9,6 +9,7 @@ alone decide the reward.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,7 +26,7 @@ from .verify import GradingPolicy, averify, function_steps, stdio_steps, verify
 
 __all__ = [
     "CodeEnv", "PythonFunctionsEnv", "StdioEnv", "function_task", "stdio_task", "split_of",
-    "make_sandbox",
+    "make_sandbox", "strict_rotation", "STRICT_RANDOM_FACTOR",
 ]
 
 #: Share of the bundled problems (by a hash of the name) in the held-out split.
@@ -36,6 +37,19 @@ def split_of(key: str) -> str:
     """``heldout`` for about :data:`HELDOUT_FRACTION` of keys, else ``train``;
     a pure function of the key, so splits never overlap."""
     return "heldout" if int(content_hash(key)[:8], 16) < HELDOUT_FRACTION * 2**32 else "train"
+
+
+#: The strict grader draws this many times the training's random tests (at least 30).
+STRICT_RANDOM_FACTOR = 3
+
+
+def strict_rotation(rotation: int) -> int:
+    """The rotation of the strict grader's random tests for an episode whose
+    training rotation is ``rotation``: derived (so the same episode is
+    strict-graded the same way in any process) and never ``rotation`` itself,
+    so a policy that learned one rotation's inputs gains nothing from it."""
+    derived = int(content_hash(f"strict|{rotation}")[:8], 16) % 2**31
+    return derived if derived != rotation else (derived + 1) % 2**31
 
 
 def make_sandbox(sandbox: Sandbox | Mapping[str, Any] | None) -> Sandbox | None:
@@ -69,6 +83,11 @@ class CodeEnv(SingleTurnEnv):
 
     ``last_timings`` holds the wall time of the last verification (never in
     ``info``, which must be deterministic).
+
+    The strict grader (:meth:`astrict_score`, docs/monitoring.md) verifies the
+    last answer again with :meth:`strict_steps`: for the bundled envs the
+    fixed tests plus :data:`STRICT_RANDOM_FACTOR` times as many random tests
+    of a different rotation (:func:`strict_rotation`), all of which must pass.
     """
 
     def __init__(
@@ -117,6 +136,29 @@ class CodeEnv(SingleTurnEnv):
     def steps(self, task: Task, text: str) -> Steps[RewardResult]:
         """The verification of ``text`` as an answer to ``task``."""
         raise NotImplementedError
+
+    def strict_steps(self, task: Task, text: str) -> Steps[RewardResult]:
+        """The strict grader's verification of ``text`` (see :meth:`astrict_score`)."""
+        raise NotImplementedError
+
+    @property
+    def strict_policy(self) -> GradingPolicy:
+        """The bundled envs' strict grading: fixed and random tests, more of
+        the random ones (and the time budget to run them), every one must pass."""
+        n = max(30, STRICT_RANDOM_FACTOR * self.policy.random_tests)
+        return dataclasses.replace(self.policy, tests="both", random_tests=n, reward="passed",
+                                   budget_s=self.policy.budget_s * STRICT_RANDOM_FACTOR)
+
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """The last answer verified by :meth:`strict_steps`, discounted by
+        the attempt it came in, as training is; a sandbox failure is the
+        result's ``error`` (the episode stays strict-ungraded)."""
+        turns = [m for m in messages if m.get("role") == "assistant"]
+        if not turns:
+            return RewardResult(0.0, {"pass_rate": 0.0, "passed": 0.0}, {"reason": "strict: no answer"})
+        result = await averify(self.strict_steps(self.task, message_text(turns[-1])), lambda: self.sandbox)
+        result.score *= self.attempt_discount ** (len(turns) - 1)
+        return result
 
     # ------------------------------------------------------------- internals
     def on_reset(self, task: Task) -> dict[str, Any]:
@@ -200,6 +242,10 @@ class PythonFunctionsEnv(CodeEnv):
     def steps(self, task: Task, text: str) -> Steps[RewardResult]:
         return function_steps(self.problems[task.metadata["problem"]], text, self.rotation, self.policy)
 
+    def strict_steps(self, task: Task, text: str) -> Steps[RewardResult]:
+        return function_steps(self.problems[task.metadata["problem"]], text, strict_rotation(self.rotation),
+                              self.strict_policy)
+
 
 # --------------------------------------------------------------------------- stdio
 
@@ -247,3 +293,7 @@ class StdioEnv(CodeEnv):
 
     def steps(self, task: Task, text: str) -> Steps[RewardResult]:
         return stdio_steps(self.problems[task.metadata["problem"]], text, self.rotation, self.policy, self.languages)
+
+    def strict_steps(self, task: Task, text: str) -> Steps[RewardResult]:
+        return stdio_steps(self.problems[task.metadata["problem"]], text, strict_rotation(self.rotation),
+                           self.strict_policy, self.languages)

@@ -50,6 +50,14 @@ def gym_llm_register(registry: Any) -> None:
 
 
 @gym_llm.hookimpl
+def gym_llm_hack_signals() -> list[Any]:
+    """Early exits, fake test output, harness tampering, hard-coded examples (:mod:`gym_llm_code.signals`)."""
+    from gym_llm_code.signals import SIGNALS
+
+    return SIGNALS
+
+
+@gym_llm.hookimpl
 def gym_llm_doctor() -> list[dict[str, Any]]:
     from gym_llm.sandbox import available_languages
 
