@@ -57,13 +57,23 @@ def alive(pid: int) -> bool:
         return False
 
 
-def jails(pid: int) -> dict[int, str]:
-    """The jails running under server ``pid``: its nsjail processes and what
-    they run, less the resident daemons (``nsjail -Ml``, one per jail
-    configuration, kept for the process's life by design)."""
-    found = descendants(pid)
-    daemons = {p for p, cmd in found.items() if "nsjail" in cmd and " -Ml" in f" {cmd}"}
-    return {p: cmd for p, cmd in found.items() if p not in daemons}
+def _reading_stdin(pid: int) -> bool:
+    """True while ``pid`` is blocked in ``read(0, ...)`` (``/proc/PID/syscall``)."""
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            return f.read().startswith("0 0x0 ")
+    except OSError:
+        return False
+
+
+def busy_jails(pid: int) -> dict[int, str]:
+    """The jailed processes under server ``pid`` that are running something.
+
+    Left out by design: the nsjail supervisors themselves, and the sandbox's
+    spares (one interpreter per jail configuration started ahead of its run,
+    blocked reading its program from stdin; the process keeps them for its life)."""
+    return {p: cmd for p, cmd in descendants(pid).items()
+            if os.path.basename(cmd.split(" ", 1)[0]) != "nsjail" and not _reading_stdin(p)}
 
 
 class ServeProcess:
