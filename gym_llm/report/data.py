@@ -255,7 +255,7 @@ def charts(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     add("monitoring", "Gap: training reward - strict score", [(env, f"gap/{env}") for env in envs])
     for env in envs:
         prefix = f"hacks/{env}/"
-        add("monitoring", f"Hack signals: {env} (fraction of episodes)",
+        add("monitoring", f"Hack signals: {env}",
             [(n[len(prefix):], n) for n in names if n.startswith(prefix) and "/" not in n[len(prefix):]])
     add("monitoring", "Hack alarm alerts", [("alerts", "hacks/alerts")])
     return out

@@ -76,7 +76,10 @@ function fmt(x, d) {
   if (typeof x !== "number") return String(x);
   return Math.abs(x) >= 1000 ? x.toFixed(0) : x.toFixed(d === undefined ? 3 : d);
 }
-function tick(x) { return Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(2); }
+function tick(x, span) {  // enough decimals to tell the 4 grid steps of ``span`` apart
+  const digits = Math.max(0, Math.min(6, Math.ceil(-Math.log10(span / 4)) + 1));
+  return x.toFixed(digits);
+}
 
 function drawChart(chart) {
   const W = 420, H = 230, L = 48, R = 10, T = 22, B = 56;
@@ -94,11 +97,13 @@ function drawChart(chart) {
   svg.appendChild(sv("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#aab"}));
   svg.appendChild(sv("line", {x1: L, y1: T, x2: L, y2: H - B, stroke: "#aab"}));
   for (let i = 0; i <= 4; i++) {
-    const yv = y0 + (y1 - y0) * i / 4, xv = x0 + (x1 - x0) * i / 4;
+    const yv = y0 + (y1 - y0) * i / 4;
     svg.appendChild(sv("line", {x1: L, y1: Y(yv), x2: W - R, y2: Y(yv), stroke: "#eef0f3"}));
-    svg.appendChild(sv("text", {x: L - 4, y: Y(yv) + 3, "text-anchor": "end"}, tick(yv)));
-    svg.appendChild(sv("text", {x: X(xv), y: H - B + 12, "text-anchor": "middle"}, tick(xv)));
+    svg.appendChild(sv("text", {x: L - 4, y: Y(yv) + 3, "text-anchor": "end"}, tick(yv, y1 - y0)));
   }
+  const xstep = Math.max(1, Math.ceil((x1 - x0) / 6));  // steps are integers: whole-step ticks only
+  for (let xv = Math.ceil(x0); xv <= x1; xv += xstep)
+    svg.appendChild(sv("text", {x: X(xv), y: H - B + 12, "text-anchor": "middle"}, String(xv)));
   svg.appendChild(sv("text", {x: W - R, y: H - B + 24, "text-anchor": "end"}, "step"));
   chart.series.forEach((s, i) => {
     const c = COLORS[i % COLORS.length];
