@@ -26,6 +26,14 @@ async twin through :func:`gym_llm.aio.run_sync`:
 ``vectorization_mode="async"`` (default) steps the slots of a batch
 concurrently; ``"sync"`` steps them one after another, each slot's step done
 before the next one starts (simplest to debug; the same results).
+
+What an episode is depends only on its task identity: the instance's
+:class:`InstanceSpec` (env id, split, vector seed, make kwargs) and the reset
+seed and options. Both backends build instances from it, so
+``make_vec(..., backend="ray")`` (:mod:`gym_llm.distributed.ray_vec`: the
+instances live in Ray actors) gives the same tasks and rewards for the same
+seeds, and can re-run an episode lost with its worker. An episode it could
+not finish comes back as :class:`EnvLostError`.
 """
 
 from __future__ import annotations
@@ -43,11 +51,48 @@ from .core import LLMEnv
 from .mixture import SEED_BOUND, Mixture
 from .registry import make
 
-__all__ = ["VectorLLMEnv", "SyncVectorLLMEnv", "AsyncVectorLLMEnv", "EnvStats", "make_vec", "normalize_mixture"]
+__all__ = ["VectorLLMEnv", "SyncVectorLLMEnv", "AsyncVectorLLMEnv", "EnvStats", "InstanceSpec", "EnvLostError",
+           "is_env_lost", "make_vec", "normalize_mixture", "BACKENDS"]
 
 Mixable = str | Sequence[str] | Mapping[str, float] | Mixture
 StepResult = tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]
 VECTORIZATION_MODES = ("async", "sync")
+BACKENDS = ("local", "ray")
+
+
+class EnvLostError(RuntimeError):
+    """An episode the vector env could not finish: its worker died or its step
+    ran past the deadline on every attempt of the retry budget. The rollout
+    records it as the trajectory's ``error`` (:func:`is_env_lost` tells it
+    from an environment's own failure); the trainer drops and counts it
+    (``trajectories/env_lost``)."""
+
+
+def is_env_lost(error: str | None) -> bool:
+    """Whether a trajectory's ``error`` text is an :class:`EnvLostError`
+    (the rollout engine writes ``"<type name>: <message>"``)."""
+    return error is not None and error.startswith(f"{EnvLostError.__name__}:")
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """How an environment instance is made: ``gym_llm.make(env_id,
+    split=split, seed=seed, **kwargs)``. With an episode's reset seed and
+    options it is the episode's task identity; instances made from equal
+    specs are interchangeable (pooled under :attr:`key`)."""
+
+    env_id: str
+    split: str
+    seed: int
+    kwargs: Mapping[str, Any]
+
+    @property
+    def key(self) -> str:
+        """Equal for equal specs (kwargs may hold unhashable values)."""
+        return repr((self.env_id, self.split, self.seed, sorted(self.kwargs.items())))
+
+    def make(self) -> LLMEnv:
+        return make(self.env_id, split=self.split, seed=self.seed, **self.kwargs)
 
 
 def normalize_mixture(ids_or_mixture: Mixable) -> dict[str, float]:
@@ -155,9 +200,13 @@ class VectorLLMEnv:
         for env in self._idle.pop(entry, []):
             env.close()
 
+    def instance_spec(self, entry: str) -> InstanceSpec:
+        """How the entry's instances are made now (its current kwargs)."""
+        return InstanceSpec(self.mixture.env_id(entry), self.split, self.seed, self.entry_kwargs(entry))
+
     def _make(self, entry: str) -> LLMEnv:
         self.instances_made += 1
-        return make(self.mixture.env_id(entry), split=self.split, seed=self.seed, **self.entry_kwargs(entry))
+        return self.instance_spec(entry).make()
 
     def release(self, slot: int) -> None:
         """Return the slot's instance to the idle pool of its entry (the
@@ -334,14 +383,33 @@ def make_vec(
     split: str = "train",
     vectorization_mode: str = "async",
     env_kwargs: Mapping[str, Any] | None = None,
+    backend: str = "local",
+    num_workers: int | None = None,
+    **ray_options: Any,
 ) -> VectorLLMEnv:
     """Vectorised environments over one id, a list of ids (equal weights),
     an ``{id: weight}`` mixture or a :class:`~gym_llm.mixture.Mixture`;
     ``vectorization_mode`` is ``"async"`` (slots step concurrently) or
     ``"sync"`` (one after another). ``env_kwargs`` go to every ``gym_llm.make``
     (or ``{entry: kwargs}`` per mixture entry). See the module doc for
-    seeding and autoreset."""
+    seeding and autoreset.
+
+    ``backend="local"`` (default) makes the instances in this process;
+    ``backend="ray"`` in ``num_workers`` Ray actors
+    (:class:`gym_llm.distributed.ray_vec.RayVectorLLMEnv`, which takes the
+    ``ray_options``: ``address``, ``worker_options``, ``sandbox_concurrency_per_node``,
+    ``step_timeout_s``, ``max_retries``, ``imports``)."""
     cls = {"async": AsyncVectorLLMEnv, "sync": SyncVectorLLMEnv}.get(vectorization_mode)
     if cls is None:
         raise ValueError(f"vectorization_mode must be 'async' or 'sync', got {vectorization_mode!r}")
+    if backend == "ray":
+        from .distributed.ray_vec import RayVectorLLMEnv  # imports ray: only when asked for
+
+        return RayVectorLLMEnv(ids_or_mixture, num_envs, seed=seed, split=split, env_kwargs=env_kwargs,
+                               vectorization_mode=vectorization_mode, num_workers=num_workers or 1,
+                               **ray_options)
+    if backend != "local":
+        raise ValueError(f"backend must be one of {' | '.join(BACKENDS)}, got {backend!r}")
+    if num_workers is not None or ray_options:
+        raise ValueError(f"num_workers and {sorted(ray_options) or 'Ray options'} need backend='ray'")
     return cls(ids_or_mixture, num_envs, seed=seed, split=split, env_kwargs=env_kwargs)
