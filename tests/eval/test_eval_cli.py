@@ -64,8 +64,11 @@ def test_default_env_set_on_the_tiny_model(tmp_path: Path) -> None:
         assert (r["n"], r["k"], r["num_samples"]) == (1, 2, 2)
         assert 0.0 <= r["mean_reward"] <= 1.0 and 0.0 <= r["pass@1"] <= r["pass@k"] <= 1.0
         assert r["mean_turns"] >= 1, "every sample should get to answer"
+        assert r["strict_graded"] == 2 and 0.0 <= r["strict_mean"] <= 1.0  # every domain's strict grader ran
     rows = (out / "samples.jsonl").read_text().splitlines()
     assert len(rows) == 8
+    assert all(json.loads(row)["strict_reward"] is not None for row in rows)
+    assert "<th>strict mean</th>" in (out / "report.html").read_text()
     report = (out / "report.md").read_text()
     assert all(f"| {d} | 1 | 2 |" in report for d in DOMAINS)
     for png in ("reward_by_env.png", "reward_by_difficulty.png"):
