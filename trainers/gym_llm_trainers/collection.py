@@ -4,7 +4,8 @@ Each step plans its groups over the run's :class:`~gym_llm.mixture.Mixture`
 (counter based: the draw is a function of ``(seed, "plan", step, round,
 rank)``, so a resumed run draws what the uninterrupted run drew), collects
 them through one vector env per split over that mixture (each entry made with
-its own kwargs; the curriculum's difficulty on the train split), keeps the
+its own kwargs; the curriculum's difficulty on the train split; in this
+process or, with ``env_workers=ray``, in Ray actors), keeps the
 groups worth training on (dynamic sampling drops those with no reward
 variance and refills) and reports the rollout metrics.
 """
@@ -22,11 +23,12 @@ import torch
 
 import gym_llm
 from gym_llm.aio import run_sync
+from gym_llm.distributed.workers import vec_kwargs
 from gym_llm.mixture import EpisodeSpec, Mixture, heldout_plan, step_rng
 from gym_llm.policies.base import SamplingParams
 from gym_llm.registry import with_sandbox
 from gym_llm.rollout import RolloutStats, Trajectory, acollect
-from gym_llm.vector import VectorLLMEnv
+from gym_llm.vector import VectorLLMEnv, is_env_lost
 
 from .advantages import trained_rewards, was_cut
 from .batching import Sample
@@ -125,14 +127,16 @@ class RolloutCollector:
     def vec(self, split: str, slots: int) -> VectorLLMEnv:
         """The run's vector env of ``split`` over the whole mixture, each entry
         made with its own kwargs (:meth:`env_kwargs`); rebuilt larger when a
-        collection needs more slots than it has."""
+        collection needs more slots than it has. ``env_workers`` decides
+        where its instances run."""
         vec = self._vecs.get(split)
         if vec is None or vec.num_envs < slots:
             if vec is not None:
                 vec.close()
             kwargs = {name: self.env_kwargs(name, split) for name in self.entries}
-            vec = VectorLLMEnv(self.mixture, max(slots, 1), seed=self.tc.seed + 7919 * self.dist.rank,
-                               split=split, env_kwargs=kwargs)
+            vec = gym_llm.make_vec(self.mixture, max(slots, 1), seed=self.tc.seed + 7919 * self.dist.rank,
+                                   split=split, env_kwargs=kwargs,
+                                   **vec_kwargs(dataclasses.asdict(self.cfg.env_workers), self.cfg.imports))
             self._vecs[split] = vec
             self._vec_kwargs[split] = kwargs
         return vec
@@ -271,6 +275,8 @@ class RolloutCollector:
             "trajectories/collected": len(everything),
             "trajectories/trained": trained,
             "trajectories/error": sum(t.error is not None for t in everything),
+            # episodes whose env worker was lost past the retry budget (env_workers=ray); part of error
+            "trajectories/env_lost": sum(is_env_lost(t.error) for t in everything),
             "trajectories/reward_error": sum(t.reward_error is not None for t in everything),
             "trajectories/cut_turn": sum(was_cut(t) for t in everything),
             "groups/sampled": sampled,

@@ -5,7 +5,8 @@ The Hydra groups map one to one onto these dataclasses: ``trainer`` ->
 ``trainer.curriculum`` -> :class:`CurriculumConfig`, ``trainer.monitoring``
 -> :class:`MonitoringConfig`), ``model`` ->
 :class:`ModelConfig`, ``policy`` -> :class:`PolicyConfig`, ``mixture`` ->
-:class:`MixtureConfig`, ``logging`` -> :class:`LoggingConfig`. Each field
+:class:`MixtureConfig`, ``logging`` -> :class:`LoggingConfig`, ``env_workers`` ->
+:class:`EnvWorkersConfig`. Each field
 carries its documentation in ``metadata["help"]`` (as TRL's ``GRPOConfig``
 does) and its valid range (``choices``, ``ge``, ``gt``, ``le``): these classes
 are the one owner of every knob's type and range. Building one checks each
@@ -31,7 +32,7 @@ from gym_llm.mixture import Mixture
 
 __all__ = [
     "TrainerConfig", "SFTConfig", "CurriculumConfig", "MonitoringConfig", "ModelConfig", "LoraConfig",
-    "PolicyConfig", "MixtureConfig", "EnvEntry", "LoggingConfig", "RunConfig",
+    "PolicyConfig", "MixtureConfig", "EnvEntry", "LoggingConfig", "EnvWorkersConfig", "RunConfig",
     "from_dict", "store_defaults", "LOSS_AGG_MODES", "KL_ESTIMATORS", "RESUME_SAFE_KEYS",
     "ConfigError", "UnknownKeyError",
 ]
@@ -429,6 +430,38 @@ class LoggingConfig(_Checked):
 
 
 @dataclass
+class EnvWorkersConfig(_Checked):
+    """Where environment instances run (docs/scale-out.md). The ``env_workers``
+    group (``conf/env_workers/local.yaml`` holds these defaults, ``ray.yaml``
+    sets ``backend: ray``) is shared with ``gym-llm-eval``;
+    :func:`gym_llm.distributed.workers.vec_kwargs` turns it into
+    :func:`gym_llm.make_vec` arguments."""
+
+    backend: str = knob("local", "local: in the trainer's process | ray: in Ray actors spread over the "
+                                 "cluster's nodes (same tasks and rewards for the same seeds; sandboxes "
+                                 "run on the node of their env).", choices=("local", "ray"))
+    address: str | None = knob(None, "ray: the cluster to join (auto: the one this machine belongs to, "
+                                     "from `ray start` or $RAY_ADDRESS; or host:port); null starts a "
+                                     "local Ray in the trainer's process.")
+    num_workers: int = knob(2, "ray: env worker actors; each hosts many env instances (async) and "
+                               "episodes go to the least loaded one.", ge=1)
+    num_cpus_per_worker: float = knob(1.0, "ray: CPUs each worker actor reserves (Ray's num_cpus; "
+                                           "sandboxed code runs in jails beside it on its node).", ge=0)
+    resources_per_worker: dict = knob({}, "ray: extra Ray resources each worker reserves, e.g. "
+                                          "{env_node: 1} to keep workers on nodes started with "
+                                          "--resources='{\"env_node\": 8}'.")
+    sandbox_concurrency_per_node: int | None = knob(
+        None, "ray: most sandboxed env steps running at once on one node, over all its workers "
+              "(null = the node's CPUs).", ge=1)
+    step_timeout_s: float | None = knob(
+        120.0, "ray: deadline of each reset and step on a worker; past it (or when the worker or "
+               "its node dies) the episode is re-run on a live worker from its task identity "
+               "(null = no deadline: a hung step hangs the rollout).", gt=0)
+    max_retries: int = knob(2, "ray: faults one call survives; past them the episode is an "
+                               "environment error, dropped and counted as trajectories/env_lost.", ge=0)
+
+
+@dataclass
 class RunConfig(_Checked):
     """The whole training run (``conf/train.yaml``)."""
 
@@ -437,6 +470,7 @@ class RunConfig(_Checked):
     policy: PolicyConfig = sub(PolicyConfig, "Generation.")
     mixture: MixtureConfig = sub(MixtureConfig, "Environments.")
     logging: LoggingConfig = sub(LoggingConfig, "Metrics sinks.")
+    env_workers: EnvWorkersConfig = sub(EnvWorkersConfig, "Where environment instances run.")
     sandbox: dict = knob({}, "Sandbox limits passed to environments that run code (conf/sandbox).")
     output_dir: str | None = knob(None, "Run directory (default: Hydra's run dir, else the cwd).")
     imports: list = knob([], "Modules imported before the environments are made, so environments "
