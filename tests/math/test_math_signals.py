@@ -61,3 +61,26 @@ def test_strict_grader_keeps_the_attempt_discount():
     env.step("\\boxed{nonsense}")
     _, reward, *_ = env.step(f"\\boxed{{{gold}}}")
     assert reward == 0.5 and env.unwrapped.strict_score(env.unwrapped.messages, reward).score == 0.5
+
+
+def python_tool_episode(*turns: str) -> tuple[float, float]:
+    env = gym_llm.make("math/PythonTool-v0", seed=0, max_attempts=2, attempt_discount=0.5)
+    env.reset(seed=2)
+    total = 0.0
+    for turn in turns:
+        _, reward, term, trunc, info = env.step(turn)
+        total += reward
+        if term or trunc:
+            break
+    base = env.unwrapped
+    return total, base.strict_score(base.messages, total).score
+
+
+def test_python_tool_strict_grader_reads_the_answer_turns_only():
+    env = gym_llm.make("math/PythonTool-v0", seed=0)
+    env.reset(seed=2)
+    gold = env.unwrapped.task.answer
+    call = '<tool_call>{"name": "python", "arguments": {"code": "print(6 * 7)"}}</tool_call>'
+    assert python_tool_episode(call, f"\\boxed{{{gold}}}") == (1.0, 1.0)  # a tool call is not an attempt
+    assert python_tool_episode(call, f"\\boxed{{{gold}}} \\boxed{{{gold}}}") == (1.0, 0.0)
+    assert python_tool_episode("\\boxed{nonsense}", call, f"\\boxed{{{gold}}}") == (0.5, 0.5)

@@ -21,7 +21,7 @@ from .verifier import is_expanded, response_text, verify
 
 __all__ = [
     "MathEnv", "ProceduralMathEnv", "ArithmeticEnv", "AlgebraEnv", "WordProblemsEnv", "DatasetEnv",
-    "SYSTEM_PROMPT", "score_answer", "resolve_attempts",
+    "SYSTEM_PROMPT", "score_answer", "resolve_attempts", "strict_score",
 ]
 
 #: Short on purpose: tiny models must follow it. No digits, so it can never
@@ -61,6 +61,21 @@ def score_answer(task: Task, response: Any, format_weight: float = 0.0, lenient_
     if format_weight:
         comps = result.components
         result.score = format_weight * comps["format"] + (1.0 - format_weight) * comps["correct"]
+    return result
+
+
+async def strict_score(task: Task, text: str, discount: float = 1.0) -> RewardResult:
+    """The math domain's strict grader (docs/monitoring.md): ``text`` must hold
+    exactly one ``\\boxed{}`` (several, even agreeing ones, score 0), compared
+    exactly (no ``lenient_decimals``, no format credit), in the task's asked
+    form; the score is multiplied by ``discount`` (the attempt's, as training)."""
+    boxes = extract_boxed(text)
+    if len(boxes) != 1:
+        return RewardResult(0.0, {"format": float(bool(boxes)), "correct": 0.0},
+                            {"reason": f"strict: {len(boxes)} boxed answers where exactly one is asked"})
+    # the verifier may wait on a math-verify worker: off the event loop
+    result = await asyncio.to_thread(score_answer, task, text)
+    result.score *= discount
     return result
 
 
@@ -117,20 +132,11 @@ class MathEnv(SingleTurnEnv):
         return score_answer(task, response, self.format_weight, self.lenient_decimals)
 
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
-        """The strict grader (docs/monitoring.md): the final turn must hold
-        exactly one ``\\boxed{}`` (several, even agreeing ones, score 0),
-        compared exactly (no ``lenient_decimals``, no format credit), in the
-        task's asked form; discounted by the attempt it came in, as training is."""
+        """The strict grader (:func:`strict_score`) of the final turn,
+        discounted by the attempt it came in, as training is."""
         turns = [m for m in messages if m.get("role") == "assistant"]
-        text = message_text(turns[-1]) if turns else ""
-        boxes = extract_boxed(text)
-        if len(boxes) != 1:
-            return RewardResult(0.0, {"format": float(bool(boxes)), "correct": 0.0},
-                                {"reason": f"strict: {len(boxes)} boxed answers where exactly one is asked"})
-        # the verifier may wait on a math-verify worker: off the event loop
-        result = await asyncio.to_thread(score_answer, self.task, text)
-        result.score *= self.attempt_discount ** (len(turns) - 1)
-        return result
+        return await strict_score(self.task, message_text(turns[-1]) if turns else "",
+                                  self.attempt_discount ** (len(turns) - 1))
 
     def feedback(self, result: RewardResult) -> str:
         if result.components.get("format") == 0.0:

@@ -22,7 +22,7 @@ from gym_llm.sandbox import ExecResult, Limits, Sandbox, SandboxError, SandboxPo
 from gym_llm.tools import Tool, render_tools_prompt
 
 from .dataset import SAMPLE, DatasetSource, DatasetTasks
-from .envs import FEEDBACK, FORMAT_FEEDBACK, resolve_attempts, score_answer
+from .envs import FEEDBACK, FORMAT_FEEDBACK, resolve_attempts, score_answer, strict_score
 from .generators import GENERATORS
 
 __all__ = ["PythonToolEnv", "POLICY", "SYSTEM_PROMPT"]
@@ -78,6 +78,12 @@ def _render(result: ExecResult, max_chars: int) -> str:
         half = max_chars // 2
         text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
     return text
+
+
+def _calls_tools(message: dict[str, Any]) -> bool:
+    """Whether an assistant turn is a tool call (well-formed or not), not an answer."""
+    parsed = parse_tool_calls(message)
+    return bool(parsed.calls or parsed.errors)
 
 
 class PythonToolEnv(ToolEnv):
@@ -181,9 +187,17 @@ class PythonToolEnv(ToolEnv):
                                 {"reason": "no final answer: the turns ran out while calling tools"})
         return score_answer(self.task, message_text(final_message), self.format_weight, self.lenient_decimals)
 
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """The math strict grader (:func:`~gym_llm_math.envs.strict_score`)
+        of the last answer turn (one without tool calls), discounted by its
+        attempt as training is; no answer (the turns ran out) scores 0."""
+        answers = [m for m in messages if m.get("role") == "assistant" and not _calls_tools(m)]
+        if not answers:
+            return RewardResult(0.0, {"format": 0.0, "correct": 0.0}, {"reason": "strict: no final answer"})
+        return await strict_score(self.task, message_text(answers[-1]), self.attempt_discount ** (len(answers) - 1))
+
     async def arespond(self, message: dict[str, Any]) -> Turn:
-        parsed = parse_tool_calls(message)
-        if parsed.calls or parsed.errors:
+        if _calls_tools(message):
             turn = await super().arespond(message)
             if self.sandbox_error:
                 return Turn(reward=RewardResult(0.0, {"format": 0.0, "correct": 0.0},
