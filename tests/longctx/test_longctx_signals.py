@@ -48,3 +48,18 @@ def test_strict_rejects_what_the_lenient_span_accepts():
     assert t.reward == 1.0 and strict == 0.0 and detect(t) == []
     t, strict = play(f"\\boxed{{the number {gold}}}")
     assert t.reward == 1.0 and strict == 0.0
+
+
+def test_doc_navigator_strict_grader_reads_the_final_answer():
+    from tests.longctx.test_navigator import oracle
+
+    env = gym_llm.make("longctx/DocNavigator-v0", hops=1, max_turns=8)
+    reward, _, _ = oracle(env)
+    base = env.unwrapped
+    assert reward == 1.0 and base.strict_score(base.messages, reward).score == 1.0
+    gold = base.task.answer
+    # the same episode, its answer worded: the training span match accepts it, exact match does not
+    worded = [*base.messages[:-1], {"role": "assistant", "content": f"The number is {gold}."}]
+    assert base.score_episode(worded[-1]).score == 1.0 and base.strict_score(worded, reward).score == 0.0
+    truncated = base.messages[:-1]  # ends on a tool call: no answer
+    assert base.strict_score(truncated, 0.0).score == 0.0

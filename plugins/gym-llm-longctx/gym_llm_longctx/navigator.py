@@ -8,13 +8,14 @@ from collections import Counter
 from typing import Any
 
 from gym_llm import Draft, ProceduralTasks, RewardResult, Tool, ToolEnv
+from gym_llm.parsing import parse_tool_calls
 from gym_llm.tasks import Plan
 from gym_llm.tools import render_tools_prompt
 
 from .context import Filler, fit, interleave
 from .envs import ANSWER_RULES, _distinct, _scaled
 from .prose import key_phrase, paragraph_units
-from .rewards import as_values, score_answer
+from .rewards import as_values, score_answer, strict_score
 from .tokens import load_counter
 
 __all__ = ["DocNavigator", "default_document_tokens", "paginate"]
@@ -209,6 +210,16 @@ class DocNavigator(ToolEnv):
         self.pages_read = []
         self.searches = 0
         return self._tool_list
+
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """Exact match of the final answer's box
+        (:func:`~gym_llm_longctx.rewards.strict_score`); an episode that ran
+        out of turns while calling tools has no answer and scores 0."""
+        turns = [m for m in messages if m.get("role") == "assistant"]
+        parsed = parse_tool_calls(turns[-1]) if turns else None
+        if parsed is None or parsed.calls or parsed.errors:
+            return RewardResult(0.0, {"exact": 0.0}, {"reason": "strict: no final answer"})
+        return strict_score(turns[-1], as_values(self.task.answer))
 
     def score_episode(self, final_message: dict[str, Any] | None) -> RewardResult:
         if final_message is None:
