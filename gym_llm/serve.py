@@ -79,6 +79,7 @@ __all__ = [
     "GymLLMObservation",
     "GymLLMState",
     "ResetData",
+    "Session",
     "EnvServer",
     "create_app",
     "parse_env_kwargs",
@@ -145,7 +146,7 @@ def _error(message: str, code: WSErrorCode, **extra: Any) -> str:
 
 
 @dataclass
-class _Session:
+class Session:
     """One WebSocket session: its env, the episode it is in and when it last spoke."""
 
     env: LLMEnv
@@ -177,7 +178,7 @@ class EnvServer:
         self.env_kwargs = dict(env_kwargs or {})
         self.max_sessions = max_sessions
         self.idle_timeout_s = idle_timeout_s
-        self.sessions: dict[str, _Session] = {}
+        self.sessions: dict[str, Session] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         probe = self.make_env()
         self.metadata = EnvironmentMetadata(
@@ -195,7 +196,7 @@ class EnvServer:
         return ServerCapacityStatus.from_counts(active=len(self.sessions), max_sessions=self.max_sessions)
 
     # ---------------------------------------------------------------- handlers
-    async def reset(self, session: _Session, data: dict[str, Any]) -> str:
+    async def reset(self, session: Session, data: dict[str, Any]) -> str:
         request = ResetData.model_validate(data)
         options = {"task_index": request.task_index} if request.task_index is not None else None
         messages, info = await session.env.areset(seed=request.seed, options=options)
@@ -204,7 +205,7 @@ class EnvServer:
         observation = GymLLMObservation(messages=messages, info=info, done=False, reward=None)
         return WSObservationResponse(data=serialize_observation(observation)).model_dump_json(fallback=str)
 
-    async def step(self, session: _Session, data: dict[str, Any]) -> str:
+    async def step(self, session: Session, data: dict[str, Any]) -> str:
         action = GymLLMAction.model_validate(data)
         messages, reward, terminated, truncated, info = await session.env.astep(action.as_env_action())
         session.step_count += 1
@@ -213,7 +214,7 @@ class EnvServer:
         )
         return WSObservationResponse(data=serialize_observation(observation)).model_dump_json(fallback=str)
 
-    def state(self, session: _Session) -> str:
+    def state(self, session: Session) -> str:
         env = session.env.unwrapped
         state = GymLLMState(
             episode_id=session.episode_id,
@@ -225,7 +226,7 @@ class EnvServer:
         )
         return WSStateResponse(data=state.model_dump()).model_dump_json()
 
-    async def handle(self, session: _Session, raw: str) -> str | None:
+    async def handle(self, session: Session, raw: str) -> str | None:
         """The reply to one client message, or ``None`` for a close message."""
         try:
             message = json.loads(raw)
@@ -276,7 +277,7 @@ class EnvServer:
             await websocket.send_text(_error(f"could not make {self.env_id}: {e}", WSErrorCode.FACTORY_ERROR))
             await websocket.close(CLOSE_TRY_AGAIN_LATER, "env factory failed")
             return
-        session = self.sessions[session_id] = _Session(env)
+        session = self.sessions[session_id] = Session(env)
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
@@ -290,7 +291,7 @@ class EnvServer:
                 with contextlib.suppress(Exception):
                     await websocket.close(CLOSE_NORMAL)
 
-    async def _converse(self, websocket: WebSocket, session: _Session) -> None:
+    async def _converse(self, websocket: WebSocket, session: Session) -> None:
         # One receive is always pending, even during a step: a disconnect in the
         # middle of a step is seen at once and cancels the step (and its jail).
         receive = asyncio.ensure_future(websocket.receive())
