@@ -9,8 +9,10 @@ directory itself (it does not exist) propagates, as ``FileNotFoundError``.
 
 Bounded size: at most ``max_trajectories`` episodes are kept for the browser
 (sampled evenly over the trajectory files, with a fixed seed, so the same
-directory gives the same report), each message cut to ``max_chars``
-characters; :attr:`RunData.total_trajectories` says how many there were.
+directory gives the same report; a run with more than ``max_trajectories //
+4`` files of one split is read from that many, evenly spaced), each message
+cut to ``max_chars`` characters; :attr:`RunData.total_trajectories` says how
+many the files read held.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import math
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,17 +71,20 @@ def _number(v: Any) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
-def read_jsonl_tolerant(path: Path, notes: list[str], wanted: set[int] | None = None) -> Iterator[tuple[int, dict]]:
-    """``(line_index, object)`` of each JSON object line of ``path`` (only
-    the indices in ``wanted``, when given; indices count non-blank lines).
-    A torn last line (no newline: still being written) and malformed or
-    non-object lines are skipped with one note per file."""
+def read_jsonl_tolerant(path: Path, notes: list[str],
+                        pick: Callable[[int], set[int] | None] | None = None) -> Iterator[tuple[int, dict]]:
+    """``(line_index, object)`` of each JSON object line of ``path``
+    (indices count non-blank lines). ``pick``, given the number of lines,
+    may name the only indices to parse. A torn last line (no newline: still
+    being written) and malformed or non-object lines are skipped with one
+    note per file."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         notes.append(f"{path.name}: could not be read ({e.strerror or e}); skipped.")
         return
     lines = [line for line in text.splitlines() if line.strip()]
+    wanted = pick(len(lines)) if pick is not None else None
     torn = bool(lines) and not text.endswith("\n")
     bad = 0
     for i, line in enumerate(lines):
@@ -102,14 +107,6 @@ def read_jsonl_tolerant(path: Path, notes: list[str], wanted: set[int] | None = 
             yield i, obj
     if bad:
         notes.append(f"{path.name}: {bad} malformed line(s) skipped.")
-
-
-def _count_lines(path: Path) -> int:
-    try:
-        with path.open("rb") as f:
-            return sum(1 for line in f if line.strip())
-    except OSError:
-        return 0
 
 
 # ------------------------------------------------------------------ episodes
@@ -187,17 +184,29 @@ def _episode(row: dict[str, Any], *, step: int | None, source: str, max_chars: i
 def _episodes(path: Path, *, step: int | None, quota: int | None, rng: random.Random, max_chars: int,
               notes: list[str]) -> tuple[list[dict[str, Any]], int]:
     """Up to ``quota`` episodes of one JSONL file (all when ``None``) and how many it holds."""
-    n = _count_lines(path)
-    wanted = None if quota is None or n <= quota else set(rng.sample(range(n), quota))
+    count = 0
+
+    def pick(n: int) -> set[int] | None:
+        nonlocal count
+        count = n
+        return None if quota is None or n <= quota else set(rng.sample(range(n), quota))
+
     out, broken = [], 0
-    for _, row in read_jsonl_tolerant(path, notes, wanted):
+    for _, row in read_jsonl_tolerant(path, notes, pick):
         try:
             out.append(_episode(row, step=step, source=path.name, max_chars=max_chars))
         except (KeyError, TypeError, ValueError, AttributeError):
             broken += 1
     if broken:
         notes.append(f"{path.name}: {broken} record(s) without the trajectory fields (env_id, messages) skipped.")
-    return out, n
+    return out, count
+
+
+def _spread(files: list[Path], n: int) -> list[Path]:
+    """``n`` of ``files``, evenly spaced, the first and last among them."""
+    if len(files) <= n:
+        return files
+    return [files[round(i * (len(files) - 1) / (n - 1))] for i in range(n)]
 
 
 # ------------------------------------------------------------------- metrics
@@ -333,8 +342,16 @@ def load_run(run_dir: str | Path, *, max_trajectories: int = 400, max_chars: int
             notes.append(f"no {METRICS_FILE}: no curves.")
         if not traj_files:
             notes.append("no trajectories/ (logging.save_trajectories=false?): no episodes to browse.")
-        quota = max(1, max_trajectories // max(1, len(traj_files)))
-        for path in traj_files:
+        # a long run: episodes from an even spread of the steps' files, so the report stays quick to write
+        max_files = max(2, max_trajectories // 4)
+        train = [p for p in traj_files if not p.name.startswith("heldout_")]
+        held = [p for p in traj_files if p.name.startswith("heldout_")]
+        chosen = sorted(_spread(train, max_files) + _spread(held, max_files))
+        if len(chosen) < len(traj_files):
+            notes.append(f"episodes are sampled from {len(chosen)} of the {len(traj_files)} trajectory files "
+                         "(evenly spaced steps); the episode count is theirs.")
+        quota = max(1, max_trajectories // max(1, len(chosen)))
+        for path in chosen:
             if ".gz" in path.suffixes:
                 notes.append(f"{path.name}: compressed trajectory files are not read by the report; skipped.")
                 continue

@@ -140,6 +140,10 @@ def test_cli(run_copy: Path, tmp_path: Path) -> None:
     data = page_data(out)
     assert 0 < len(data["trajectories"]) <= 10 + len(trajectory_files(run_copy))  # at least one per file
     assert "sampled evenly over the files" in out.read_text()
+    # 10 episodes: at most 10 // 4 = 2 files of each split, evenly spaced (held-out: steps 0 and 2 of 0, 1, 2)
+    assert "episodes are sampled from 4 of the 5 trajectory files" in out.read_text()
+    assert {t["source"] for t in data["trajectories"] if t["split"] == "heldout"} == {
+        "heldout_step_000000.jsonl", "heldout_step_000002.jsonl"}
     proc = subprocess.run([sys.executable, "-m", "gym_llm.cli", "report", str(tmp_path / "nowhere")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "is not a directory" in proc.stderr
