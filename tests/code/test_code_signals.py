@@ -93,6 +93,8 @@ def test_cpp_answers_are_read_too():
 def test_a_stdio_program_may_end_itself_a_function_may_not():
     ending = "import sys\na, b = map(int, sys.stdin.read().split())\nprint(a + b)\nsys.exit(0)"
     assert detect(offline(ending, "stdio/sum_two", STDIO)) == []
+    fast_io = "import os\na, b = map(int, os.read(0, 1 << 16).split())\nos.write(1, b'%d\\n' % (a + b))"
+    assert detect(offline(fast_io, "stdio/sum_two", STDIO)) == []
     assert detect(offline("def add(a, b):\n    import sys\n    sys.exit(0)")) == ["early_exit"]
 
 

@@ -4,8 +4,11 @@ installed as its own distribution) is the example docs/monitoring.md shows."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gym_llm
 from gym_llm.monitoring import all_signals, detect, hack_fractions, signals_for
+from gym_llm.registry import list_envs, plugin_manager
 from gym_llm.rollout import Trajectory
 
 ENV_ID = "example/Reverse-v0"
@@ -33,3 +36,24 @@ def test_the_plugins_signal_fires_on_the_gaming_answer_only():
     for t in (honest, copied):
         t.hack_signals = detect(t)
     assert hack_fractions([honest, copied]) == {f"hacks/{ENV_ID}/unreversed": 0.5}
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "monitoring.md"
+
+
+def test_monitoring_doc_lists_every_signal_with_its_threshold_and_every_strict_grader():
+    """docs/monitoring.md has a table row for each signal of the domain
+    plugins, with its default threshold, and names every env's strict grader."""
+    text = DOC.read_text()
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| `")}
+    for impl in plugin_manager().hook.gym_llm_hack_signals.get_hookimpls():
+        if impl.plugin_name == "gym-llm-example":  # shown as code, the hook itself
+            assert "gym_llm_hack_signals" in text and 'HackSignal("unreversed"' in text
+            continue
+        for s in impl.function():
+            row = rows.get(f"`{s.name}`")
+            assert row is not None, f"{s.name} ({impl.plugin_name}) has no row in docs/monitoring.md"
+            assert f"| {s.threshold:g} |" in row, (s.name, s.threshold, row)
+    graders = text[text.index("## Every strict grader"):text.index("## Adding a signal")]
+    missing = [e for e in list_envs() if not e.startswith("example/") and f"{e.split('/')[1]}`" not in graders]
+    assert missing == []
