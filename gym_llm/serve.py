@@ -27,7 +27,9 @@ idle session is told and closed. The wire format is OpenEnv's own models,
 serialised by OpenEnv's own ``serialize_observation``.
 
 Limits: ``--max-sessions`` (a connection beyond it gets a ``CAPACITY_REACHED``
-error and is closed), ``--idle-timeout-s`` (a session that sends nothing for
+error at once, and is closed with code 1013 after the client's first message
+or 2 s, so a client that sends before it reads, like OpenEnv's, reads the
+error as its reply), ``--idle-timeout-s`` (a session that sends nothing for
 that long gets a ``SESSION_ERROR`` and is closed), ``--max-message-bytes``
 (a bigger WebSocket message closes the connection with code 1009, by
 uvicorn). SIGTERM or Ctrl-C closes every session (cancelling steps in flight)
@@ -91,6 +93,8 @@ log = logging.getLogger("gym_llm.serve")
 
 #: Default cap on one WebSocket message (uvicorn's own default).
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: How long a refused connection stays open for the client's first message.
+REFUSAL_GRACE_S = 2.0
 #: WebSocket close codes (RFC 6455): normal, going away (idle, shutdown), try again later.
 CLOSE_NORMAL, CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN_LATER = 1000, 1001, 1013
 
@@ -268,14 +272,14 @@ class EnvServer:
                 active_sessions=len(self.sessions),
                 max_sessions=self.max_sessions,
             ))
-            await websocket.close(CLOSE_TRY_AGAIN_LATER, "server at capacity")
+            await self._close_after_first_message(websocket, "server at capacity")
             return
         session_id = str(uuid.uuid4())
         try:
             env = self.make_env()
         except Exception as e:
             await websocket.send_text(_error(f"could not make {self.env_id}: {e}", WSErrorCode.FACTORY_ERROR))
-            await websocket.close(CLOSE_TRY_AGAIN_LATER, "env factory failed")
+            await self._close_after_first_message(websocket, "env factory failed")
             return
         session = self.sessions[session_id] = Session(env)
         task = asyncio.current_task()
@@ -290,6 +294,15 @@ class EnvServer:
             if websocket.client_state == WebSocketState.CONNECTED:
                 with contextlib.suppress(Exception):
                     await websocket.close(CLOSE_NORMAL)
+
+    async def _close_after_first_message(self, websocket: WebSocket, reason: str) -> None:
+        # A client that sends before it reads (OpenEnv's: connect, then send the
+        # reset) must still find the error as the reply to its first message, not
+        # a closed socket: wait for that message (or REFUSAL_GRACE_S), then close.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(websocket.receive(), REFUSAL_GRACE_S)
+        with contextlib.suppress(Exception):
+            await websocket.close(CLOSE_TRY_AGAIN_LATER, reason)
 
     async def _converse(self, websocket: WebSocket, session: Session) -> None:
         # One receive is always pending, even during a step: a disconnect in the

@@ -119,3 +119,20 @@ def test_multi_turn_sandboxed_shell_equals_local(serve):
     assert sum(rewards) == 1.0
     assert server.wait_sessions(0) == 0
     assert server.session_dirs() == []  # the episode's work dir died with its session
+
+
+def test_openenv_sync_client_and_its_view_of_errors(serve):
+    server = serve("math/Arithmetic-v0", "--max-sessions", "1")
+    answer = gym_llm.make("math/Arithmetic-v0").unwrapped.task_set.get("train", 2).answer
+    with GenericEnvClient(base_url=server.url).sync() as client:
+        reset = client.reset(seed=0, task_index=2)
+        assert reset.observation["info"]["task_index"] == 2 and reset.done is False
+        with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
+            client.step({"message": ["not", "text"]})
+        assert client.step({"message": f"\\boxed{{{answer}}}"}).reward == 1.0
+        assert client.state()["step_count"] == 1
+        # the one session is taken: OpenEnv's client sees the refusal as an error
+        with GenericEnvClient(base_url=server.url).sync() as second, \
+                pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
+            second.reset()
+    assert server.wait_sessions(0) == 0
