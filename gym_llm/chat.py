@@ -59,7 +59,10 @@ class ChatFormat:
 
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                add_generation_prompt: bool) -> str:
-        """The template's text for ``messages``."""
+        """The template's text for ``messages`` (``content: None`` renders as
+        ``""``: templates that concatenate content, SmolLM2's among them, would
+        raise on it; those that test ``if message.content`` see no difference)."""
+        messages = [{**m, "content": ""} if m.get("content") is None else m for m in messages]
         return self.tokenizer.apply_chat_template(
             messages, tools=tools or None, add_generation_prompt=add_generation_prompt,
             tokenize=False, **self.template_kwargs,
