@@ -49,6 +49,9 @@ __all__ = ["RayVectorLLMEnv", "EnvWorker", "SandboxGate", "FaultStats", "ensure_
 
 log = logging.getLogger(__name__)
 
+#: How long a worker that missed a deadline has to answer a trivial call to count as alive.
+HEALTH_TIMEOUT_S = 5.0
+
 #: Ray actor options of a worker unless ``worker_options`` says otherwise.
 DEFAULT_WORKER_OPTIONS: dict[str, Any] = {"num_cpus": 1}
 
@@ -202,6 +205,7 @@ class _SlotEpisode:
     task_id: Any
     worker: int
     actions: list[Any]
+    handle: Any = None  # the actor it runs on (a replaced worker's index gets a new one)
 
 
 class RayVectorLLMEnv(VectorLLMEnv):
@@ -306,7 +310,7 @@ class RayVectorLLMEnv(VectorLLMEnv):
         """Whether worker ``w`` answers a trivial call within a few seconds
         (after a timeout: a busy worker is kept, a dead one replaced)."""
         try:
-            await asyncio.wait_for(self._workers[w].node_id.remote(), 5.0)
+            await asyncio.wait_for(self._workers[w].node_id.remote(), HEALTH_TIMEOUT_S)
             return True
         except (TimeoutError, RayError):
             return False
@@ -325,9 +329,17 @@ class RayVectorLLMEnv(VectorLLMEnv):
         self._workers[w], self._worker_node[w] = self._spawn(), None
 
     def _pick(self, avoid: int | None = None) -> int:
-        """The least loaded worker, not ``avoid`` when there is another."""
-        order = sorted(range(self.num_workers), key=lambda w: (w == avoid, self._load[w], w))
+        """The least loaded worker, not ``avoid`` when there is another; one
+        known to be running before a replacement still waiting for room."""
+        order = sorted(range(self.num_workers),
+                       key=lambda w: (w == avoid, self._worker_node[w] is None and any(self._worker_node),
+                                      self._load[w], w))
         return order[0]
+
+    @property
+    def workers(self) -> list[Any]:
+        """The worker actors' handles, in worker order (replacements included)."""
+        return list(self._workers)
 
     def worker_nodes(self) -> list[str | None]:
         """The node id of each worker (``None`` until its first episode)."""
@@ -345,7 +357,7 @@ class RayVectorLLMEnv(VectorLLMEnv):
 
     async def _start(self, ep: _SlotEpisode, w: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         self._load[w] += 1
-        ep.worker = w
+        ep.worker, ep.handle = w, self._workers[w]
         await self._ready(w)
         return await self._await(self._workers[w].reset.remote(ep.key, ep.spec, ep.sandboxed, ep.seed, ep.options))
 
@@ -354,10 +366,11 @@ class RayVectorLLMEnv(VectorLLMEnv):
         raise :class:`EnvLostError` past the retry budget."""
         w, ep.worker = ep.worker, -1
         self._load[w] -= 1
-        if await self._healthy(w):
-            self._workers[w].discard.remote(ep.key)  # alive but too slow: abandon the episode there
-        else:
-            self._replace(w)
+        if self._workers[w] is ep.handle:  # not replaced yet (by another of its episodes' faults)
+            if await self._healthy(w):
+                ep.handle.discard.remote(ep.key)  # alive but too slow: abandon the episode there
+            elif self._workers[w] is ep.handle:
+                self._replace(w)
         if attempt > self.max_retries:
             self.fault_stats.episodes_lost += 1
             raise EnvLostError(f"episode {ep.spec.env_id} seed={ep.seed} lost after {attempt} faults "
@@ -372,7 +385,7 @@ class RayVectorLLMEnv(VectorLLMEnv):
             raise EnvLostError(f"re-run of {ep.spec.env_id} seed={ep.seed} drew task {info.get('task_id')!r}, "
                                f"not {ep.task_id!r}: the environment is not deterministic in its seed")
         for action in ep.actions:
-            await self._await(self._workers[ep.worker].step.remote(ep.key, action))
+            await self._await(ep.handle.step.remote(ep.key, action))
 
     async def areset_at(
         self, slot: int, *, env_id: str | None = None, seed: int | None = None,
@@ -407,7 +420,7 @@ class RayVectorLLMEnv(VectorLLMEnv):
                 try:
                     if avoid is not None:
                         await self._rerun(ep, avoid=avoid)
-                    result = await self._await(self._workers[ep.worker].step.remote(ep.key, action))
+                    result = await self._await(ep.handle.step.remote(ep.key, action))
                     break
                 except _Fault as fault:
                     avoid = await self._on_fault(ep, fault, attempt)
@@ -424,13 +437,13 @@ class RayVectorLLMEnv(VectorLLMEnv):
         ep, self._episodes[slot] = self._episodes[slot], None
         if ep is not None and ep.worker >= 0:
             self._load[ep.worker] -= 1
-            self._workers[ep.worker].release.remote(ep.key)
+            ep.handle.release.remote(ep.key)
 
     def discard(self, slot: int) -> None:
         ep, self._episodes[slot] = self._episodes[slot], None
         if ep is not None and ep.worker >= 0:
             self._load[ep.worker] -= 1
-            self._workers[ep.worker].discard.remote(ep.key)
+            ep.handle.discard.remote(ep.key)
 
     def env_at(self, slot: int) -> LLMEnv:
         raise NotImplementedError("a Ray vector env's instances live in its workers; use astep_at / areset_at")
