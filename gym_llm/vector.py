@@ -39,6 +39,7 @@ not finish comes back as :class:`EnvLostError`.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -57,7 +58,11 @@ __all__ = ["VectorLLMEnv", "SyncVectorLLMEnv", "AsyncVectorLLMEnv", "EnvStats", 
 Mixable = str | Sequence[str] | Mapping[str, float] | Mixture
 StepResult = tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]
 VECTORIZATION_MODES = ("async", "sync")
-BACKENDS = ("local", "ray")
+#: ``make_vec`` backends besides ``"local"``: the class, as ``"module:attr"``, imported
+#: when asked for (a backend subclasses :class:`VectorLLMEnv`, so it imports this
+#: module, and it may import what the core does not need: Ray).
+REMOTE_BACKENDS = {"ray": "gym_llm.distributed.ray_vec:RayVectorLLMEnv"}
+BACKENDS = ("local", *REMOTE_BACKENDS)
 
 
 class EnvLostError(RuntimeError):
@@ -402,12 +407,11 @@ def make_vec(
     cls = {"async": AsyncVectorLLMEnv, "sync": SyncVectorLLMEnv}.get(vectorization_mode)
     if cls is None:
         raise ValueError(f"vectorization_mode must be 'async' or 'sync', got {vectorization_mode!r}")
-    if backend == "ray":
-        from .distributed.ray_vec import RayVectorLLMEnv  # imports ray: only when asked for
-
-        return RayVectorLLMEnv(ids_or_mixture, num_envs, seed=seed, split=split, env_kwargs=env_kwargs,
-                               vectorization_mode=vectorization_mode, num_workers=num_workers or 1,
-                               **ray_options)
+    if backend in REMOTE_BACKENDS:
+        module, _, attr = REMOTE_BACKENDS[backend].partition(":")
+        remote_cls = getattr(importlib.import_module(module), attr)
+        return remote_cls(ids_or_mixture, num_envs, seed=seed, split=split, env_kwargs=env_kwargs,
+                          vectorization_mode=vectorization_mode, num_workers=num_workers or 1, **ray_options)
     if backend != "local":
         raise ValueError(f"backend must be one of {' | '.join(BACKENDS)}, got {backend!r}")
     if num_workers is not None or ray_options:
