@@ -39,15 +39,16 @@ import servers  # noqa: E402  (free_port, shared with the tests)
 
 def episode_actions(env_id: str, n: int) -> list[tuple[int, str]]:
     """``n`` episodes as (task index, action): gold answers, every other one wrong."""
-    task_set = gym_llm.make(env_id).unwrapped.task_set
+    env = gym_llm.make(env_id).unwrapped
+    size = min(env.num_tasks, 500)
     episodes = []
     for i in range(n):
-        task = task_set.get("train", i % 500)
+        task = env.task_set.get("train", i % size)
         if env_id.startswith("math/"):
             action = f"\\boxed{{{task.answer}}}" if i % 2 == 0 else "\\boxed{none}"
         else:
             action = f"```python\n{task.answer}\n```" if i % 2 == 0 else "```python\ndef f():\n    pass\n```"
-        episodes.append((i % 500, action))
+        episodes.append((i % size, action))
     return episodes
 
 

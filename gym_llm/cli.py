@@ -1,4 +1,4 @@
-"""``gym-llm``: list, describe, play and check environments; report on runs.
+"""``gym-llm``: list, describe, play and check environments; report on runs; serve an env.
 
     gym-llm list [--json]
     gym-llm describe math/Arithmetic-v0
@@ -6,6 +6,7 @@
     gym-llm doctor [--json]
     gym-llm report RUN_DIR [-o FILE]          # one self-contained HTML page of a training or eval run
     gym-llm compare EVAL_DIR_A EVAL_DIR_B     # which tasks flipped between two gym-llm-eval runs
+    gym-llm serve math/Arithmetic-v0 [--port 8000] [--max-sessions 64] [KEY=VALUE ...]   # OpenEnv server
 """
 
 from __future__ import annotations
@@ -221,6 +222,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    # imported here: the server's stack (fastapi, openenv-core) costs ~1.5 s to
+    # import and is optional; gym_llm.serve owns the subcommand's options
+    try:
+        from gym_llm.serve import main as serve_main
+    except ModuleNotFoundError as e:
+        console.print(f"gym-llm serve needs {e.name}: pip install 'gym-llm[serve]' (docs/serve.md)", highlight=False)
+        return 2
+    return serve_main(args.serve_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gym-llm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -252,13 +264,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the comparison as JSON")
     s.add_argument("--max-ids", type=int, default=20, help="flipped task ids listed per env and direction")
     s.set_defaults(func=cmd_compare)
+    s = sub.add_parser("serve", add_help=False, help="serve one environment over OpenEnv's WebSocket protocol, "
+                       "one env per session (docs/serve.md; gym-llm serve --help)")
+    s.add_argument("serve_args", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_serve)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one ``gym-llm`` command; its exit status (2: unknown env id, 130:
     stopped with Ctrl-C, e.g. in the middle of ``play``)."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:  # its own parser reads the rest (argparse's REMAINDER drops a leading --help)
+        args = argparse.Namespace(func=cmd_serve, serve_args=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except gym_llm.UnknownEnvError as e:

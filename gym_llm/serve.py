@@ -478,7 +478,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m gym_llm.serve ENV_ID ...``: the same as ``gym-llm serve``."""
-    parser = argparse.ArgumentParser(prog="gym-llm serve", description=__doc__,
+    parser = argparse.ArgumentParser(prog="gym-llm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_serve_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["serve", *(argv if argv is not None else __import__("sys").argv[1:])])

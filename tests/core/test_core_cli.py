@@ -48,3 +48,11 @@ def test_doctor_reports_every_component():
     assert any("nsjail" in name for name in rows)
     assert all(r["ok"] or r["fix"] for r in rows.values())
     assert out.returncode == (0 if all(r["ok"] for r in rows.values()) else 1)
+
+
+def test_serve_subcommand_hands_its_arguments_to_the_server():
+    out = gym_llm_cli("serve", "--help")
+    assert out.returncode == 0
+    assert out.stdout.startswith("usage: gym-llm serve") and "--max-sessions" in out.stdout
+    out = gym_llm_cli("serve", "math/Arithmetc-v0", "--port", "0")
+    assert out.returncode == 2 and "did you mean 'math/Arithmetic-v0'" in out.stdout
