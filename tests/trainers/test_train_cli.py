@@ -160,7 +160,7 @@ def test_every_knob_is_documented():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text()
     for cls in (config.TrainerConfig, config.SFTConfig, config.CurriculumConfig, config.MonitoringConfig,
                 config.ModelConfig, config.LoraConfig, config.PolicyConfig, config.EnvEntry, config.MixtureConfig,
-                config.LoggingConfig):
+                config.LoggingConfig, config.EnvWorkersConfig):
         for f in dataclasses.fields(cls):
             assert f.metadata.get("help"), f"{cls.__name__}.{f.name} has no help"
             nested = f.name in ("sft", "curriculum", "monitoring", "lora")  # sections of their own

@@ -250,6 +250,9 @@ class RolloutCollector:
             t.info["group_env"] = names.get(t.group_id)
         batch.stats = self._metrics(everything, stats, t0, trained=len(batch.trajectories), sampled=sampled,
                                     kept=len(chosen), zero_var=zero_var, rounds=rnd)
+        faults = getattr(self._vecs.get("train"), "fault_stats", None)
+        if faults is not None:  # env_workers=ray: the run's worker faults so far (cumulative)
+            batch.stats.update({f"env_workers/{k}": float(v) for k, v in dataclasses.asdict(faults).items()})
         by_env: dict[str, list[float]] = defaultdict(list)
         for t in everything:
             if t.ok:

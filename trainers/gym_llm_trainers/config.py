@@ -433,7 +433,7 @@ class LoggingConfig(_Checked):
 class EnvWorkersConfig(_Checked):
     """Where environment instances run (docs/scale-out.md). The ``env_workers``
     group (``conf/env_workers/local.yaml`` holds these defaults, ``ray.yaml``
-    sets ``backend: ray``) is shared with ``gym-llm-eval``;
+    sets ``backend: ray``);
     :func:`gym_llm.distributed.workers.vec_kwargs` turns it into
     :func:`gym_llm.make_vec` arguments."""
 
