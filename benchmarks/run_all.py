@@ -3,6 +3,7 @@
     python benchmarks/run_all.py                       # all, rewrite RESULTS.md
     python benchmarks/run_all.py --only rollout,core   # a subset (by name after bench_)
     python benchmarks/run_all.py --timeout 1800 --out /tmp/RESULTS.md
+    python benchmarks/run_all.py --only serve --update # rerun some, keep the other sections
 
 Each benchmark runs alone (one at a time: concurrent runs would skew each
 other's timings) as ``python benchmarks/bench_<name>.py`` and prints its
@@ -11,7 +12,9 @@ under a header that records the command, the machine and the date. A benchmark
 that fails, times out or prints nothing is kept in the file as a failure with
 its exit status and the tail of its stderr, so a broken benchmark is visible
 instead of silently dropped. The exit status is 1 when any benchmark failed
-(after RESULTS.md is written), else 0.
+(after RESULTS.md is written), else 0. With ``--update`` the benchmarks run
+replace their own sections and summary rows in the existing file and the
+others stay as they were; the header then lists each run that wrote a part.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -80,11 +84,12 @@ def discover(bench_dir: Path, only: list[str] | None = None) -> list[Path]:
             raise ValueError(f"no benchmark named {missing}; found {sorted(found)}")
         found = {n: p for n, p in found.items() if n in wanted}
 
-    def key(name: str) -> tuple[int, str]:
-        rank = next((i for i, layer in enumerate(ORDER) if name.startswith(layer)), len(ORDER))
-        return (rank, name)
+    return [found[n] for n in sorted(found, key=_order_key)]
 
-    return [found[n] for n in sorted(found, key=key)]
+
+def _order_key(name: str) -> tuple[int, str]:
+    rank = next((i for i, layer in enumerate(ORDER) if name.startswith(layer)), len(ORDER))
+    return (rank, name)
 
 
 def run_one(path: Path, timeout_s: float, cwd: Path) -> BenchRun:
@@ -173,6 +178,44 @@ def render(runs: list[BenchRun], command: str, when: datetime.datetime, host: st
     return "\n".join(lines) + "\n"
 
 
+_ROW = re.compile(r"^\| \[(\w+)\]\(#\1\) \|")
+_ANCHOR = re.compile(r'^<a id="(\w+)"></a>$', re.M)
+
+
+def _parts(text: str) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """A RESULTS.md as (its header lines but the summary rows, the summary row
+    of each benchmark, the section of each benchmark)."""
+    head, _, body = text.partition("\n---\n")
+    rows = {m.group(1): line for line in head.splitlines() if (m := _ROW.match(line))}
+    chunks = _ANCHOR.split("\n---\n" + body)
+    sections = {chunks[i]: chunks[i + 1].strip().removesuffix("---").strip() for i in range(1, len(chunks) - 1, 2)}
+    return [line for line in head.splitlines() if not _ROW.match(line)], rows, sections
+
+
+def merge(old: str, new: str) -> str:
+    """``new`` (the render of a few benchmarks) laid over ``old`` (a whole
+    RESULTS.md): the benchmarks of ``new`` replace or join those of ``old``,
+    in :data:`ORDER`; ``old``'s header stays, with a line naming ``new``'s run."""
+    head, rows, sections = _parts(old)
+    new_head, new_rows, new_sections = _parts(new)
+
+    def field(lines: list[str], key: str) -> str:
+        return next((line.removeprefix(key) for line in lines if line.startswith(key)), "")
+
+    update = f"- Updated by: {field(new_head, '- Command: ')}, {field(new_head, '- Date: ')}"
+    if field(new_head, "- Machine: ") != field(head, "- Machine: "):
+        update += f", on {field(new_head, '- Machine: ')}"
+    at = max(i for i, line in enumerate(head) if line.startswith(("- Date: ", "- Updated by: ")))
+    head.insert(at + 1, update)
+    rows.update(new_rows)
+    sections.update(new_sections)
+    names = sorted(rows, key=_order_key)
+    lines = head + [rows[n] for n in names]
+    for n in names:
+        lines += ["", "---", "", f'<a id="{n}"></a>', "", sections.get(n, "")]
+    return "\n".join(lines) + "\n"
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temp file and a rename, so an
     interrupted run never leaves a half-written RESULTS.md."""
@@ -190,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="file to write (default: <dir>/RESULTS.md)")
     parser.add_argument("--only", default=None,
                         help="comma-separated benchmark names to run (default: all)")
+    parser.add_argument("--update", action="store_true",
+                        help="replace only the sections of the benchmarks run in the existing file")
     parser.add_argument("--timeout", type=float, default=3600.0,
                         help="seconds after which one benchmark is killed and reported")
     args = parser.parse_args(argv)
@@ -210,7 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[run_all] {path.name}: {run.status} in {run.wall_s:.1f} s", file=sys.stderr, flush=True)
         runs.append(run)
     when = datetime.datetime.now().astimezone()
-    write_atomic(out, render(runs, command, when, machine()))
+    text = render(runs, command, when, machine())
+    if args.update and out.exists():
+        text = merge(out.read_text(), text)
+    write_atomic(out, text)
     failed = [r.name for r in runs if not r.ok]
     print(f"[run_all] wrote {out}; {len(runs) - len(failed)} ok, {len(failed)} failed"
           + (f": {', '.join(failed)}" if failed else ""), file=sys.stderr)

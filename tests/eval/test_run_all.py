@@ -67,3 +67,30 @@ def test_run_all_only_and_unknown_name(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )
     assert bad.returncode == 2 and "no benchmark named ['nope']" in bad.stderr
+
+
+def test_update_replaces_only_the_benchmarks_run(tmp_path: Path) -> None:
+    bench = tmp_path / "benchmarks"
+    bench.mkdir()
+    _bench(bench, "core", "print('## core\\n\\nfigure 1')\n")
+    _bench(bench, "sandbox", "print('## sandbox\\n\\nfigure 2')\n")
+    out = tmp_path / "RESULTS.md"
+
+    def run(*args: str) -> str:
+        proc = subprocess.run([sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), *args],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return out.read_text()
+
+    run()
+    _bench(bench, "core", "print('## core\\n\\nfigure 3')\n")
+    _bench(bench, "sandbox", "print('## sandbox\\n\\nfigure 4')\n")
+    _bench(bench, "serve", "print('## serve\\n\\nfigure 5')\n")
+    text = run("--only", "sandbox,serve", "--update")
+    assert "figure 1" in text and "figure 3" not in text  # core kept as it was
+    assert "figure 2" not in text and "figure 4" in text and "figure 5" in text
+    assert text.count('<a id="sandbox">') == 1 and text.count("| [sandbox](#sandbox) |") == 1
+    assert text.index('<a id="core">') < text.index('<a id="sandbox">') < text.index('<a id="serve">')
+    assert "- Command: `python benchmarks/run_all.py --dir" in text
+    assert "- Updated by: `python benchmarks/run_all.py --dir" in text and "--update`" in text
+    assert "figure 5" in run("--only", "core", "--update")  # a second update keeps the first one's
