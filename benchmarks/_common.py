@@ -1,4 +1,5 @@
-"""Shared by the benchmark scripts: the machine line every section states."""
+"""Shared by the benchmark scripts: the machine line every section states,
+and scripted episodes of the env benchmarks."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import platform
 import shlex
 import sys
 
+import gym_llm
 from gym_llm.evaluate.report import cpu_model
 
 
@@ -24,3 +26,18 @@ def header(title: str) -> str:
         f"- machine: {machine()}\n"
         f"- date: {datetime.date.today().isoformat()}\n"
     )
+
+
+def episode_actions(env_id: str, n: int) -> list[tuple[int, str]]:
+    """``n`` episodes as (task index, action): gold answers, every other one wrong."""
+    env = gym_llm.make(env_id).unwrapped
+    size = min(env.num_tasks, 500)
+    episodes = []
+    for i in range(n):
+        task = env.task_set.get("train", i % size)
+        if env_id.startswith("math/"):
+            action = f"\\boxed{{{task.answer}}}" if i % 2 == 0 else "\\boxed{none}"
+        else:
+            action = f"```python\n{task.answer}\n```" if i % 2 == 0 else "```python\ndef f():\n    pass\n```"
+        episodes.append((i % size, action))
+    return episodes

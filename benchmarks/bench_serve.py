@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import header  # noqa: I001  (benchmarks/ is the script dir)
+from _common import episode_actions, header  # noqa: I001  (benchmarks/ is the script dir)
 from websockets.asyncio.client import connect
 
 import gym_llm
@@ -35,21 +35,6 @@ from gym_llm.serve import EnvServer, Session
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 import servers  # noqa: E402  (free_port, shared with the tests)
-
-
-def episode_actions(env_id: str, n: int) -> list[tuple[int, str]]:
-    """``n`` episodes as (task index, action): gold answers, every other one wrong."""
-    env = gym_llm.make(env_id).unwrapped
-    size = min(env.num_tasks, 500)
-    episodes = []
-    for i in range(n):
-        task = env.task_set.get("train", i % size)
-        if env_id.startswith("math/"):
-            action = f"\\boxed{{{task.answer}}}" if i % 2 == 0 else "\\boxed{none}"
-        else:
-            action = f"```python\n{task.answer}\n```" if i % 2 == 0 else "```python\ndef f():\n    pass\n```"
-        episodes.append((i % size, action))
-    return episodes
 
 
 def summary(latencies: list[float], wall: float) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""The ``env_workers`` config group (``conf/env_workers/``, ``gym-llm-train``'s)
+"""The ``env_workers`` config group (``conf/env_workers/``, shared by ``gym-llm-train`` and ``gym-llm-eval``)
 as :func:`gym_llm.make_vec` arguments.
 Its keys are declared and documented once, by the trainer's
 ``EnvWorkersConfig`` (``gym_llm_trainers/config.py``, docs/training.md)."""

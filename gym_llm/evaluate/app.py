@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..distributed.workers import vec_kwargs
 from ..hydra_app import threads_for_sweep
 from ..policies.base import SamplingParams
 from ..report import try_write_report
@@ -41,14 +42,21 @@ __all__ = ["main", "slug", "eval_envs", "CONFIG_DIR"]
 CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 
 
+def eval_imports(cfg: Any, train_run: str | os.PathLike | None = None) -> list[str]:
+    """The modules an eval imports first (ones that register environments):
+    the config's ``imports``, plus the training run's own for ``env_ids=mixture``."""
+    imports = list(cfg.get("imports") or [])
+    if cfg.get("env_ids") == "mixture" and train_run is not None:
+        imports += list(run_config(train_run).get("imports") or [])
+    return imports
+
+
 def eval_envs(cfg: Any, train_run: str | os.PathLike | None = None) -> list[EvalEnv]:
     """The environments a composed eval config evaluates, its ``sandbox``
-    group applied (:func:`~gym_llm.evaluate.envs.with_sandbox`). Imports the
-    config's ``imports`` first (plus the training run's own for
-    ``env_ids=mixture``), so ids they register resolve; an unknown id raises."""
+    group applied (:func:`~gym_llm.evaluate.envs.with_sandbox`). Imports
+    :func:`eval_imports` first, so ids they register resolve; an unknown id raises."""
     from omegaconf import OmegaConf
 
-    imports = list(cfg.get("imports") or [])
     env_ids = cfg.get("env_ids")
     if OmegaConf.is_config(env_ids):
         env_ids = OmegaConf.to_container(env_ids, resolve=True)
@@ -59,13 +67,12 @@ def eval_envs(cfg: Any, train_run: str | os.PathLike | None = None) -> list[Eval
         entries = training_mixture(train_run)
         if not entries:
             raise ValueError(f"{train_run} has no config.yaml with a mixture")
-        imports += list(run_config(train_run).get("imports") or [])
         envs = env_set(entries)
     elif env_ids:
         envs = env_set(env_ids)
     else:
         envs = env_set(OmegaConf.to_container(cfg.envs.envs, resolve=True))
-    for module in imports:  # modules that register environments on import
+    for module in eval_imports(cfg, train_run):  # modules that register environments on import
         importlib.import_module(module)
     sandbox = cfg.get("sandbox")
     if OmegaConf.is_config(sandbox):
@@ -74,6 +81,8 @@ def eval_envs(cfg: Any, train_run: str | os.PathLike | None = None) -> list[Eval
 
 
 def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
+    from omegaconf import OmegaConf
+
     train_run = cfg.get("train_run")
     if train_run is None and cfg.get("checkpoint"):
         train_run = resolve_checkpoint(cfg.checkpoint)[1]
@@ -82,6 +91,9 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
     check_envs(envs, split)  # every env made and its dataset read, before a model loads
     sampling = SamplingParams(temperature=float(cfg.policy.temperature), top_p=float(cfg.policy.top_p),
                               max_new_tokens=int(cfg.policy.max_new_tokens))
+    workers_cfg = cfg.get("env_workers")
+    vec_options = vec_kwargs(OmegaConf.to_container(workers_cfg, resolve=True) if workers_cfg is not None else None,
+                             eval_imports(cfg, train_run))
     policy, identity = build_policy(cfg)
     try:
         outcome = evaluate(
@@ -90,7 +102,7 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
             seed=int(cfg.seed), success_threshold=float(cfg.success_threshold),
             concurrency=int(cfg.concurrency), resume=bool(cfg.resume),
             allow_train_split=bool(cfg.allow_train_split), train_run=train_run,
-            policy_identity=identity,
+            policy_identity=identity, vec_options=vec_options,
         )
     finally:
         policy.close()
@@ -109,12 +121,20 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
     if errors:
         warnings.append(f"{errors} sample(s) have reward_error: the environment failed to score them "
                         "(sandbox or verifier down?); their reward is 0 and not trustworthy")
+    workers = outcome.env_workers
+    if workers.get("episodes_lost"):
+        warnings.append(f"{workers['episodes_lost']} episode(s) lost to env worker faults past the retry budget "
+                        "(their tasks are in errors.jsonl; rerun into this directory to retry them)")
     meta = {
         "model": f"`{identity.get('model')}`" + (f" (checkpoint=`{cfg.checkpoint}`)" if cfg.get("checkpoint") else ""),
         "policy": f"{identity['backend']}" + (f" at {identity['base_url']}" if identity.get("base_url") else ""),
         "sampling": f"temperature {sampling.temperature}, top_p {sampling.top_p}, "
                     f"max_new_tokens {sampling.max_new_tokens}, "
                     f"max_episode_tokens {cfg.policy.get('max_episode_tokens')}",
+        "environments": "in this process" if workers["backend"] == "local" else (
+            f"{workers['backend']}, {workers['num_workers']} workers ({workers['worker_deaths']} worker deaths, "
+            f"{workers['step_timeouts']} step timeouts, {workers['episodes_rerun']} episodes rerun, "
+            f"{workers['episodes_lost']} lost)"),
         "split": split,
         "tasks per env": int(cfg.num_tasks),
         "samples per task (k)": int(cfg.k),

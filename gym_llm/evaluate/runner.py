@@ -31,11 +31,12 @@ from typing import Any
 
 from ..aio import run_sync
 from ..jsonio import write_json
-from ..mixture import heldout_plan
+from ..mixture import Mixture, heldout_plan
 from ..monitoring import StrictGrader
 from ..policies.base import Policy, SamplingParams
 from ..registry import make
 from ..rollout import EpisodeSpec, RolloutStats, Trajectory, acollect
+from ..vector import make_vec
 from .contamination import contamination_warnings, guard_split
 from .envs import EvalEnv
 from .metrics import aggregate
@@ -60,8 +61,10 @@ class EvalOutcome:
     """What :func:`evaluate` did: ``results`` (as in ``results.json``),
     ``warnings``, ``failed_tasks`` (tasks whose episodes could not run; rerun
     to retry them), ``skipped_tasks`` (already in ``samples.jsonl``),
-    ``wall_time_s``, the rollout ``stats`` and ``errors`` (each distinct
-    reason a task could not run, first seen first)."""
+    ``wall_time_s``, the rollout ``stats``, ``errors`` (each distinct
+    reason a task could not run, first seen first) and ``env_workers``
+    (where the environments ran: ``{"backend": "local"}``, or the remote
+    backend's ``num_workers`` and fault counters)."""
 
     results: dict[str, dict[str, Any]]
     warnings: list[str]
@@ -70,6 +73,7 @@ class EvalOutcome:
     wall_time_s: float
     stats: RolloutStats
     errors: list[str] = field(default_factory=list)
+    env_workers: dict[str, Any] = field(default_factory=lambda: {"backend": "local"})
 
 
 @dataclass
@@ -95,13 +99,17 @@ def _row(t: Trajectory, env: EvalEnv, success_threshold: float) -> dict[str, Any
 async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str,
                      sampling: SamplingParams, seed: int, max_episode_tokens: int | None,
                      concurrency: int, success_threshold: float, store: SampleStore,
-                     errors_path: Path, stats: RolloutStats, errors: dict[str, None]) -> int:
+                     errors_path: Path, stats: RolloutStats, errors: dict[str, None],
+                     vec_options: Mapping[str, Any], env_workers: dict[str, Any]) -> int:
     """Run the planned tasks concurrently (one acollect per env variant on one
     event loop, so a batching policy batches across environments); strict-grade
     each finished task's samples (:class:`~gym_llm.monitoring.StrictGrader`:
     ``strict_reward``, or ``info["strict_error"]``) and append it to ``store``,
     each failed one to ``errors_path`` (its reason to ``errors``). Returns the
-    number of failed tasks."""
+    number of failed tasks. ``vec_options`` (make_vec's backend arguments,
+    e.g. Ray's) put every variant in one vector env on that backend; without
+    them each variant runs in its own local vector env; ``env_workers`` gets
+    that backend's name, worker count and fault counters."""
     total = sum(len(p.todo) for p in plan) * k
     failed = finished = 0
     grader = StrictGrader(split)
@@ -137,24 +145,44 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
                 log.info("%d/%d episodes", finished, total)
         return handle
 
+    active = [p for p in plan if p.todo]
+    shared = None
+    if vec_options and active:
+        # one remote vector env (one set of workers) over every variant, each a mixture entry
+        mixture = Mixture({p.env.key: 1.0 for p in active}, env_ids={p.env.key: p.env.id for p in active})
+        shared = make_vec(mixture, max(1, min(concurrency, total)), seed=seed, split=split,
+                          env_kwargs={p.env.key: dict(p.env.kwargs) for p in active}, **vec_options)
     jobs = []
-    for planned in plan:
-        if not planned.todo:
-            continue
+    shared_episodes: list[EpisodeSpec] = []
+    shared_handlers: dict[str, Any] = {}
+    for planned in active:
         env = planned.env
         episodes = heldout_plan(env.id, planned.todo, seed=seed, samples=k,
-                                group_id=lambda i, env=env: _group_id(env, i))
+                                group_id=lambda i, env=env: _group_id(env, i), entry=env.key if shared else "")
+        handle = handler(planned, {e.group_id: e for e in episodes})
+        if shared is not None:
+            shared_episodes += episodes
+            shared_handlers.update((e.group_id, handle) for e in episodes)
+            continue
         # Concurrency shared out in proportion to each variant's episodes.
         slots = max(1, min(len(episodes), round(concurrency * len(episodes) / max(1, total))))
         jobs.append(acollect(
             policy, env.id, episodes=episodes, sampling=sampling, seed=seed, num_envs=slots,
             split=split, env_kwargs={env.id: dict(env.kwargs)}, max_tokens=max_episode_tokens,
-            on_trajectory=handler(planned, {e.group_id: e for e in episodes}), stats=stats,
+            on_trajectory=handle, stats=stats,
         ))
+    if shared is not None:
+        jobs.append(acollect(policy, shared, episodes=shared_episodes, sampling=sampling,
+                             max_tokens=max_episode_tokens, stats=stats,
+                             on_trajectory=lambda t: shared_handlers[t.group_id](t)))
     try:
         await asyncio.gather(*jobs)
     finally:
         grader.close()
+        if shared is not None:
+            shared.close()
+            env_workers.update(backend=vec_options["backend"], num_workers=shared.num_workers,
+                               **asdict(shared.fault_stats))
     return failed
 
 
@@ -191,6 +219,7 @@ def evaluate(
     allow_train_split: bool = False,
     train_run: str | os.PathLike | None = None,
     policy_identity: Mapping[str, Any] | None = None,
+    vec_options: Mapping[str, Any] | None = None,
 ) -> EvalOutcome:
     """Evaluate ``policy`` on the first ``num_tasks`` tasks of ``split`` of
     each of ``envs``, ``k`` samples per task; write ``samples.jsonl``,
@@ -206,8 +235,10 @@ def evaluate(
     ``policy_identity``, sampling, ``k``, ``split``, ``seed`` or
     ``max_episode_tokens``); ``False`` starts over. ``policy_identity`` names
     the model for that check (path, backend, ...). ``concurrency``: episodes
-    in flight at once. Results cover exactly the requested tasks, resumed
-    ones included.
+    in flight at once. ``vec_options``: :func:`gym_llm.make_vec` backend
+    arguments where the environments run (``gym_llm.distributed.workers.vec_kwargs``
+    of an ``env_workers`` config: Ray actors); default in this process.
+    Results cover exactly the requested tasks, resumed ones included.
     """
     start = time.perf_counter()
     split = guard_split(split, allow_train_split)
@@ -240,11 +271,12 @@ def evaluate(
         log.info("resuming: %d task(s) already in %s", skipped, store.path)
     stats = RolloutStats()
     errors: dict[str, None] = {}  # ordered set
+    env_workers: dict[str, Any] = {"backend": "local"}
     failed = run_sync(_aevaluate(
         policy, plan, k=k, split=split, sampling=sampling, seed=seed,
         max_episode_tokens=max_episode_tokens, concurrency=concurrency,
         success_threshold=success_threshold, store=store, errors_path=out / ERRORS_FILE, stats=stats,
-        errors=errors,
+        errors=errors, vec_options=vec_options or {}, env_workers=env_workers,
     ))
 
     wanted = {(_group_id(p.env, i), task_id) for p in plan for i, task_id in enumerate(p.task_ids)}
@@ -257,4 +289,5 @@ def evaluate(
                 warnings.append(f"{key}: no sample got to generate a turn (prompts longer than "
                                 f"max_episode_tokens={max_episode_tokens}?)")
     write_json(out / RESULTS_FILE, results)
-    return EvalOutcome(results, warnings, failed, skipped, time.perf_counter() - start, stats, list(errors))
+    return EvalOutcome(results, warnings, failed, skipped, time.perf_counter() - start, stats, list(errors),
+                       env_workers)

@@ -1,10 +1,13 @@
 """Runs on a real local multi-node Ray cluster: ``gym-llm-train
 env_workers=ray`` joining it writes the same trajectories as a local run, and
-a two-job sweep with ``hydra/launcher=cluster_ray`` runs its jobs on it."""
+a two-job sweep with ``hydra/launcher=cluster_ray`` runs its jobs on it, and
+``gym-llm-eval env_workers=ray`` scores what a local eval scores."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,3 +57,23 @@ def test_sweep_with_the_cluster_ray_launcher_runs_both_jobs(ray_cluster, tmp_pat
     runs = sorted(p for p in sweep.iterdir() if (p / "metrics.jsonl").exists())
     assert len(runs) == 2, list(sweep.iterdir())
     assert all(_metrics(r)[-1]["step"] == 1 for r in runs)
+
+
+def _eval(out: Path, *overrides: str) -> tuple[dict, str]:
+    """An eval's rewards by (env, task, sample) and its report.md."""
+    proc = subprocess.run([sys.executable, "-m", "gym_llm.evaluate", f"hydra.run.dir={out}", *overrides],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines() if line.strip()]
+    return {(r["env_id"], r["task_id"], r["sample_index"]): r["reward"] for r in rows}, (out / "report.md").read_text()
+
+
+def test_eval_with_ray_env_workers_scores_what_a_local_eval_scores(ray_cluster, tmp_path):
+    common = ["env_ids=[math/Arithmetic-v0,code/PythonFunctions-v0,tool/Orders-v0]", "num_tasks=2", "k=2",
+              "policy.temperature=0", "policy.max_new_tokens=24", "plots=false"]
+    local, local_report = _eval(tmp_path / "local", *common)
+    remote, remote_report = _eval(tmp_path / "ray", *common, "env_workers=ray",
+                                  f"env_workers.address={ray_cluster.address}", "env_workers.num_cpus_per_worker=0")
+    assert len(local) == 12 and remote == local  # greedy: the same completions, scored on the workers
+    assert "in this process" in local_report
+    assert "ray, 2 workers (0 worker deaths, 0 step timeouts, 0 episodes rerun, 0 lost)" in remote_report
