@@ -28,7 +28,7 @@ from .core import LLMEnv
 
 __all__ = [
     "EnvSpec", "Registry", "UnknownEnvError", "registry", "register", "make", "spec",
-    "list_envs", "load_plugins", "with_sandbox", "ENTRY_POINT_GROUP",
+    "list_envs", "load_plugins", "with_sandbox", "load_attr", "ENTRY_POINT_GROUP",
 ]
 
 ENTRY_POINT_GROUP = "gym_llm"
@@ -37,6 +37,16 @@ _ID_RE = re.compile(r"^(?P<domain>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z][\w.-]*)-v(?
 
 class UnknownEnvError(LookupError):
     """No environment is registered under the requested id."""
+
+
+def load_attr(target: str) -> Any:
+    """The object a ``"module:attr"`` string names (``attr`` may be dotted),
+    imported now: how entry points and pluggable classes are written down."""
+    module, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 @dataclass(frozen=True)
@@ -57,11 +67,7 @@ class EnvSpec:
         """Import the entry point (``"module:attr"``) if it is a string."""
         if not isinstance(self.entry_point, str):
             return self.entry_point
-        module, _, attr = self.entry_point.partition(":")
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        return obj
+        return load_attr(self.entry_point)
 
     def accepts(self, kwarg: str) -> bool:
         """Whether the environment takes keyword ``kwarg``: one of its default

@@ -39,7 +39,6 @@ not finish comes back as :class:`EnvLostError`.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,7 +49,7 @@ import numpy as np
 from .aio import run_sync
 from .core import LLMEnv
 from .mixture import SEED_BOUND, Mixture
-from .registry import make
+from .registry import load_attr, make
 
 __all__ = ["VectorLLMEnv", "SyncVectorLLMEnv", "AsyncVectorLLMEnv", "EnvStats", "InstanceSpec", "EnvLostError",
            "is_env_lost", "make_vec", "normalize_mixture", "BACKENDS"]
@@ -408,8 +407,7 @@ def make_vec(
     if cls is None:
         raise ValueError(f"vectorization_mode must be 'async' or 'sync', got {vectorization_mode!r}")
     if backend in REMOTE_BACKENDS:
-        module, _, attr = REMOTE_BACKENDS[backend].partition(":")
-        remote_cls = getattr(importlib.import_module(module), attr)
+        remote_cls = load_attr(REMOTE_BACKENDS[backend])
         return remote_cls(ids_or_mixture, num_envs, seed=seed, split=split, env_kwargs=env_kwargs,
                           vectorization_mode=vectorization_mode, num_workers=num_workers or 1, **ray_options)
     if backend != "local":

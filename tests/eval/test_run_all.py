@@ -14,6 +14,12 @@ def _bench(folder: Path, name: str, body: str) -> None:
     (folder / f"bench_{name}.py").write_text(textwrap.dedent(body))
 
 
+def _run_all(bench: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
+    """``run_all.py`` over the benchmarks in ``bench``, writing ``out``."""
+    return subprocess.run([sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), *args],
+                          capture_output=True, text=True, timeout=60)
+
+
 def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
     bench = tmp_path / "benchmarks"
     bench.mkdir()
@@ -27,10 +33,7 @@ def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
     # vLLM's logs would land in the section: benchmarks get them sent to stderr
     _bench(bench, "logs", "import os\nprint('## logs to', os.environ.get('VLLM_LOGGING_STREAM'))\n")
     out = tmp_path / "RESULTS.md"
-    proc = subprocess.run(
-        [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--timeout", "5"],
-        capture_output=True, text=True, timeout=60,
-    )
+    proc = _run_all(bench, out, "--timeout", "5")
     assert proc.returncode == 1, proc.stderr  # failures make the run fail, after writing
     text = out.read_text()
     # header: command, machine, date
@@ -56,16 +59,10 @@ def test_run_all_only_and_unknown_name(tmp_path: Path) -> None:
     _bench(bench, "core", "print('## core ok')\n")
     _bench(bench, "extra", "raise SystemExit(3)\n")
     out = tmp_path / "R.md"
-    ok = subprocess.run(
-        [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--only", "core"],
-        capture_output=True, text=True, timeout=60,
-    )
+    ok = _run_all(bench, out, "--only", "core")
     assert ok.returncode == 0, ok.stderr
     assert "## core ok" in out.read_text() and "extra" not in out.read_text()
-    bad = subprocess.run(
-        [sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), "--only", "nope"],
-        capture_output=True, text=True, timeout=60,
-    )
+    bad = _run_all(bench, out, "--only", "nope")
     assert bad.returncode == 2 and "no benchmark named ['nope']" in bad.stderr
 
 
@@ -77,8 +74,7 @@ def test_update_replaces_only_the_benchmarks_run(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
 
     def run(*args: str) -> str:
-        proc = subprocess.run([sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), *args],
-                              capture_output=True, text=True, timeout=60)
+        proc = _run_all(bench, out, *args)
         assert proc.returncode == 0, proc.stderr
         return out.read_text()
 
