@@ -10,6 +10,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,11 +136,14 @@ def host_caps() -> HostCaps:
 
 
 def _status_ids(pid: str) -> tuple[set[int], int]:
-    """(uids and gids, parent pid) of process ``pid``; (empty, 0) if it is gone."""
+    """(uids and gids, parent pid) of live process ``pid``; (empty, 0) if it is gone
+    or a zombie (it holds its ids in /proc until reaped, but can no longer act)."""
     ids: set[int] = set()
     ppid = 0
     with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/status") as f:
         for line in f:
+            if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                return set(), 0
             if line.startswith(("Uid:", "Gid:")):
                 ids.update(int(x) for x in line.split()[1:])
             elif line.startswith("PPid:"):
@@ -147,15 +151,30 @@ def _status_ids(pid: str) -> tuple[set[int], int]:
     return ids, ppid
 
 
-def foreign_holders(jail_id: int) -> list[str]:
+def foreign_holders(jail_id: int, *, passes: int = 3, gap_s: float = 0.1) -> list[str]:
     """Who else has ``jail_id``: ``"passwd"``/``"group"`` entries and pids of running
-    processes that hold it and are not descendants of this process (not our jails)."""
+    processes that hold it and are not descendants of this process (not our jails).
+    A pid counts only if it is foreign in each of ``passes`` looks ``gap_s`` apart:
+    a jail of ours being torn down can look orphaned for a moment (its nsjail gone
+    first, so the walk up to us breaks), while another holder stays."""
     out = []
     for table in ("/etc/passwd", "/etc/group"):
         with contextlib.suppress(OSError), open(table, errors="replace") as f:
             if any(line.split(":")[2:3] == [str(jail_id)] for line in f):
                 out.append(table.rsplit("/", 1)[1])
+    pids = _foreign_pids(jail_id)
+    for _ in range(passes - 1):
+        if not pids:
+            break
+        time.sleep(gap_s)
+        pids &= _foreign_pids(jail_id)
+    return out + sorted(pids, key=int)
+
+
+def _foreign_pids(jail_id: int) -> set[str]:
+    """One look at /proc for :func:`foreign_holders`."""
     me = os.getpid()
+    found = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -167,8 +186,8 @@ def foreign_holders(jail_id: int) -> list[str]:
             ppid = _status_ids(str(ppid))[1]
             hops += 1
         if ppid != me:
-            out.append(entry)
-    return out
+            found.add(entry)
+    return found
 
 
 def ids_in_use() -> set[int]:

@@ -67,6 +67,30 @@ def test_jails_run_as_a_dedicated_id_no_one_else_has(host):
         assert _nsjail.foreign_holders(caps.jail_uid) == []  # only our jails, if any
 
 
+def _orphan_as(uid: int, seconds: float) -> int:
+    """A process holding ``uid`` that is not ours (re-parented to init: its parent has
+    exited), alive for ``seconds``; its pid."""
+    code = ("import os, time\n"
+            "if os.fork():\n    os._exit(0)\n"
+            "print(os.getpid(), flush=True)\nos.close(1)\n"
+            f"time.sleep({seconds})\n")
+    r = subprocess.run([PY, "-S", "-c", code], user=uid, group=uid, extra_groups=[], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True, timeout=30, cwd="/", start_new_session=True)
+    return int(r.stdout)
+
+
+def test_foreign_holders_finds_another_process_but_not_a_passing_one(host):
+    jail_uid = _nsjail.host_caps().jail_uid
+    pid = _orphan_as(jail_uid, 30)
+    try:
+        assert str(pid) in _nsjail.foreign_holders(jail_uid)  # it stays: it is someone else's
+    finally:
+        os.kill(pid, 9)
+    # gone before the last look (a jail of ours mid-teardown looks orphaned like this)
+    brief = _orphan_as(jail_uid, 0.05)
+    assert str(brief) not in _nsjail.foreign_holders(jail_uid, passes=3, gap_s=0.1)
+
+
 @pytest.mark.parametrize("uid", OTHER_UIDS)
 def test_another_uid_cannot_reach_work_or_staging_dirs(uid, host):
     sb = Sandbox(limits=Limits(wall_time_s=10))
