@@ -21,6 +21,7 @@ import json
 import math
 import random
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +72,24 @@ def _number(v: Any) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
+def _read_text(path: Path) -> tuple[str, bool]:
+    """``path``'s text, gunzipped if it ends in ``.gz``, and whether it was whole
+    (a compressed file cut short gives what it holds up to the cut). A corrupt
+    compressed stream raises ``zlib.error``."""
+    data = path.read_bytes()
+    if not path.name.endswith(".gz"):
+        return data.decode("utf-8", errors="replace"), True
+    out, whole = [], True
+    while data:  # one member after another (``cat a.gz b.gz`` is a gzip file too)
+        member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out.append(member.decompress(data))
+        if not member.eof:
+            whole = False
+            break
+        data = member.unused_data
+    return b"".join(out).decode("utf-8", errors="replace"), whole
+
+
 def read_jsonl_tolerant(path: Path, notes: list[str],
                         pick: Callable[[int], set[int] | None] | None = None) -> Iterator[tuple[int, dict]]:
     """``(line_index, object)`` of each JSON object line of ``path``
@@ -79,10 +98,12 @@ def read_jsonl_tolerant(path: Path, notes: list[str],
     being written) and malformed or non-object lines are skipped with one
     note per file."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        notes.append(f"{path.name}: could not be read ({e.strerror or e}); skipped.")
+        text, whole = _read_text(path)
+    except (OSError, zlib.error) as e:
+        notes.append(f"{path.name}: could not be read ({getattr(e, 'strerror', None) or e}); skipped.")
         return
+    if not whole:  # being written, or copied in part
+        notes.append(f"{path.name}: the compressed file is cut short; the episodes before the cut were read.")
     lines = [line for line in text.splitlines() if line.strip()]
     wanted = pick(len(lines)) if pick is not None else None
     torn = bool(lines) and not text.endswith("\n")
@@ -352,9 +373,6 @@ def load_run(run_dir: str | Path, *, max_trajectories: int = 400, max_chars: int
                          "(evenly spaced steps); the episode count is theirs.")
         quota = max(1, max_trajectories // max(1, len(chosen)))
         for path in chosen:
-            if ".gz" in path.suffixes:
-                notes.append(f"{path.name}: compressed trajectory files are not read by the report; skipped.")
-                continue
             name = path.name.split(".")[0]
             step = checkpoint_step(name[len("heldout_"):] if name.startswith("heldout_") else name)
             found, n = _episodes(path, step=step, quota=quota, rng=rng, max_chars=max_chars, notes=notes)

@@ -4,6 +4,7 @@ still being written (a report of what is there, with a note; never a traceback).
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -105,6 +106,25 @@ def test_a_run_from_an_older_version(run_copy: Path) -> None:
     assert any("predate the hack_signals / strict_reward fields" in n for n in data.notes)
     assert all(t["old"] and t["signals"] == [] and t["strict"] is None for t in data.trajectories)
     write_report(run_copy)
+
+
+def test_compressed_trajectories_are_read(run_copy: Path) -> None:
+    """``gzip trajectories/*.jsonl`` to save space: the report reads them; one cut
+    short (a copy in progress) gives what it holds up to the cut, with a note."""
+    whole, cut = trajectory_file(run_copy, 1), trajectory_file(run_copy, 2)
+    rows = {p: len(jsonl(p)) for p in (whole, cut)}
+    for p in (whole, cut):
+        p.with_name(p.name + ".gz").write_bytes(gzip.compress(p.read_bytes()))
+        p.unlink()
+    packed = cut.with_name(cut.name + ".gz")
+    packed.write_bytes(packed.read_bytes()[: len(packed.read_bytes()) // 2])
+    (run_copy / "trajectories" / "junk.jsonl.gz").write_bytes(b"not gzip at all")
+    data = load_run(run_copy)
+    assert sum(t["source"] == whole.name + ".gz" for t in data.trajectories) == rows[whole]
+    assert 0 < sum(t["source"] == packed.name for t in data.trajectories) < rows[cut]
+    assert any(n.startswith(f"{packed.name}: the compressed file is cut short") for n in data.notes), data.notes
+    assert any(n.startswith("junk.jsonl.gz: could not be read") for n in data.notes), data.notes
+    assert "cut short" in write_report(run_copy).read_text()
 
 
 def test_malformed_lines_and_records_are_skipped_and_said(run_copy: Path) -> None:
