@@ -102,7 +102,7 @@ def _run(cfg: Any, out_dir: Path) -> EvalOutcome:
             seed=int(cfg.seed), success_threshold=float(cfg.success_threshold),
             concurrency=int(cfg.concurrency), resume=bool(cfg.resume),
             allow_train_split=bool(cfg.allow_train_split), train_run=train_run,
-            policy_identity=identity, vec_options=vec_options,
+            policy_identity=identity, vec_options=vec_options, strict=bool(cfg.strict),
         )
     finally:
         policy.close()

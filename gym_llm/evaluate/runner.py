@@ -100,10 +100,10 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
                      sampling: SamplingParams, seed: int, max_episode_tokens: int | None,
                      concurrency: int, success_threshold: float, store: SampleStore,
                      errors_path: Path, stats: RolloutStats, errors: dict[str, None],
-                     vec_options: Mapping[str, Any], env_workers: dict[str, Any]) -> int:
+                     vec_options: Mapping[str, Any], env_workers: dict[str, Any], strict: bool) -> int:
     """Run the planned tasks concurrently (one acollect per env variant on one
     event loop, so a batching policy batches across environments); strict-grade
-    each finished task's samples (:class:`~gym_llm.monitoring.StrictGrader`:
+    (when ``strict``) each finished task's samples (:class:`~gym_llm.monitoring.StrictGrader`:
     ``strict_reward``, or ``info["strict_error"]``) and append it to ``store``,
     each failed one to ``errors_path`` (its reason to ``errors``). Returns the
     number of failed tasks. ``vec_options`` (make_vec's backend arguments,
@@ -126,7 +126,7 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
                 return
             del pending[t.group_id]
             group.sort(key=lambda x: x.sample_index)
-            if not any(x.error for x in group):
+            if strict and not any(x.error for x in group):
                 # the strict grader beside the training reward, before the task is stored
                 spec = specs[t.group_id]
                 await asyncio.gather(*(grader.grade(x, planned.env.kwargs, seed=spec.seed, options=spec.options)
@@ -220,6 +220,7 @@ def evaluate(
     train_run: str | os.PathLike | None = None,
     policy_identity: Mapping[str, Any] | None = None,
     vec_options: Mapping[str, Any] | None = None,
+    strict: bool = True,
 ) -> EvalOutcome:
     """Evaluate ``policy`` on the first ``num_tasks`` tasks of ``split`` of
     each of ``envs``, ``k`` samples per task; write ``samples.jsonl``,
@@ -238,6 +239,9 @@ def evaluate(
     in flight at once. ``vec_options``: :func:`gym_llm.make_vec` backend
     arguments where the environments run (``gym_llm.distributed.workers.vec_kwargs``
     of an ``env_workers`` config: Ray actors); default in this process.
+    ``strict``: also score every sample with its env's strict grader
+    (``strict_reward``, ``strict_mean`` and ``gap`` in the results); ``False``
+    saves its cost (about as much again as the episode for code envs).
     Results cover exactly the requested tasks, resumed ones included.
     """
     start = time.perf_counter()
@@ -277,6 +281,7 @@ def evaluate(
         max_episode_tokens=max_episode_tokens, concurrency=concurrency,
         success_threshold=success_threshold, store=store, errors_path=out / ERRORS_FILE, stats=stats,
         errors=errors, vec_options=vec_options or {}, env_workers=env_workers,
+        strict=strict,
     ))
 
     wanted = {(_group_id(p.env, i), task_id) for p in plan for i, task_id in enumerate(p.task_ids)}

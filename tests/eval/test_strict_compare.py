@@ -78,6 +78,15 @@ def test_every_sample_is_strict_graded_beside_its_reward(hf_policy, strict_env, 
     assert "<th>strict mean</th>" in page and "href='samples.jsonl'" in page
 
 
+def test_strict_false_skips_the_strict_grader(hf_policy, strict_env, tmp_path: Path) -> None:
+    outcome = evaluate(hf_policy, [EvalEnv(strict_env)], tmp_path, num_tasks=2, k=2, sampling=SAMPLING,
+                       policy_identity={"backend": "hf", "model": "tiny"}, strict=False)
+    rows = [json.loads(line) for line in (tmp_path / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(row["strict_reward"] is None for row in rows)
+    r = outcome.results[strict_env]
+    assert r["strict_graded"] == 0 and math.isnan(r["strict_mean"]) and math.isnan(r["gap"])
+
+
 def test_older_results_without_strict_fields_still_report(tmp_path: Path) -> None:
     """results.json / samples.jsonl of a gym-llm-eval before the strict grader."""
     row = {"env_id": "math/Arithmetic-v0", "eval_key": "math/Arithmetic-v0", "task_id": "t0", "group_id": "g",
