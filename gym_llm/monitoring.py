@@ -246,6 +246,15 @@ class HackAlarm:
                                             self._streak[metric]))
         return alerts
 
+    def state_dict(self) -> dict[str, Any]:
+        """The streaks and the metrics that fired, so a resumed run alarms
+        when the uninterrupted one would have (checkpointed by the trainer)."""
+        return {"streak": {m: n for m, n in self._streak.items() if n}, "fired": sorted(self._fired)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self._streak = defaultdict(int, {str(m): int(n) for m, n in dict(state.get("streak", {})).items()})
+        self._fired = {str(m) for m in state.get("fired", [])}
+
 
 # ----------------------------------------------------------- strict grading
 class StrictGrader:

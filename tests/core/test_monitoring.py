@@ -117,6 +117,23 @@ def test_a_policy_gaming_the_weak_grader_shows_the_signal_gap_and_alarm_rising()
     assert fired_at == [first_above + 1]
 
 
+def test_alarm_streaks_survive_a_checkpoint():
+    """patience=2: one step above the threshold, a checkpoint, one more step after the
+    resume fires, as in the uninterrupted run; a metric that fired stays fired."""
+    env = gym_llm.make(ENV_ID, seed=0)
+    steps = [[scripted_episode(env, 100 * s + i, "aaaa eeee", f"s{s}-{i}") for i in range(8)] for s in range(3)]
+    for trajs in steps:
+        annotate(trajs)
+    whole = HackAlarm(min_trajectories=8, patience=2)
+    assert [bool(whole.update(t)) for t in steps] == [False, True, False]
+    before = HackAlarm(min_trajectories=8, patience=2)
+    before.update(steps[0])
+    resumed = HackAlarm(min_trajectories=8, patience=2)
+    resumed.load_state_dict(json.loads(json.dumps(before.state_dict())))  # as a checkpoint stores it
+    assert [bool(resumed.update(t)) for t in steps[1:]] == [True, False]
+    assert not HackAlarm(min_trajectories=8, patience=2).update(steps[1])  # a fresh one would not fire
+
+
 def test_an_honest_policy_has_no_gap_and_no_signal():
     env = gym_llm.make(ENV_ID, seed=0)
     grader = StrictGrader("train")
@@ -182,5 +199,8 @@ def test_alarm_stop_checkpoints_the_step_and_exits_3(tmp_path):
     assert alarmed and alarmed[0] == rows[-1]["step"] < 4
     assert f"after step {alarmed[0]}" in str(stopped.value)
     ckpt = resolve_resume("auto", run_dir / "checkpoints")
-    assert ckpt is not None and load_trainer_state(ckpt)["step"] == alarmed[0]
+    state = load_trainer_state(ckpt)
+    assert state["step"] == alarmed[0]
+    fired = [m for m in state["hack_alarm"]["fired"] if m.endswith("/vowel_run")]
+    assert fired and state["hack_alarm"]["streak"][fired[0]] >= 1  # a resume keeps the streak
     assert (ckpt / "model" / "config.json").exists()

@@ -109,12 +109,12 @@ class Trainer:
         self.curriculum = Curriculum(tc.curriculum, {
             name: float(e.kwargs.get("difficulty", 0.0)) for name, e in self.entries.items()
         })
+        self.monitor = RunMonitor(tc.monitoring, self.mixture.metric_keys(), seed=tc.seed, rank=self.dist.rank)
         self.step = 0
         if self.state is not None:
             self._load_state(self.state)
         self.engine = GenerationEngine(cfg, self.model, self.tokenizer, self.dist, self.resume_from)
         self.collector = RolloutCollector(cfg, self.entries, self.mixture, self.curriculum, self.dist)
-        self.monitor = RunMonitor(tc.monitoring, self.mixture.metric_keys(), seed=tc.seed, rank=self.dist.rank)
         self._pipe: AsyncRollout | None = None
         self.logger = MetricsLogger(
             self.run_dir, cfg.logging, enabled=self.dist.is_main,
@@ -141,10 +141,11 @@ class Trainer:
         return model
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        """Optimizers, schedule, curriculum and step of a checkpoint."""
+        """Optimizers, schedule, curriculum, hack-alarm streaks and step of a checkpoint."""
         self.opt.load_state_dict(state["optimizer"])
         self.sched.load_state_dict(state["scheduler"])
         self.curriculum.load_state_dict(state["curriculum"])
+        self.monitor.alarm.load_state_dict(state.get("hack_alarm", {}))  # older checkpoints: fresh streaks
         if self.critic is not None:
             self.critic.load_state_dict(state["critic"])
             self.critic_opt.load_state_dict(state["critic_optimizer"])
@@ -222,6 +223,7 @@ class Trainer:
                 "optimizer": self.opt.state_dict(),
                 "scheduler": self.sched.state_dict(),
                 "curriculum": self.curriculum.state_dict(),
+                "hack_alarm": self.monitor.alarm.state_dict(),
                 "config": _plain(self.cfg),
             }
             if self.critic is not None:
