@@ -11,10 +11,11 @@
  *   - sends frames [1 byte stream][4 bytes big-endian length][payload] on the socket:
  *     stream 0 = hello (empty, sent first: the jail is up), 1 = stdout, 2 = stderr,
  *     3 = exit (4 bytes: the raw wait status of the program);
- *   - exits when the program has exited (after draining its pipes), or at once when
- *     the socket reaches EOF after the N bytes, errors, or hangs up (the host gave
- *     up: timeout, output cap, cancellation). Being PID 1, its exit kills every
- *     process left in the jail's PID namespace.
+ *   - exits once the program has exited (after draining its pipes) and the host has
+ *     read the exit frame and closed the connection, or at once when the socket
+ *     reaches EOF after the N bytes, errors, or hangs up (the host gave up: timeout,
+ *     output cap, cancellation). Being PID 1, its exit kills every process left in
+ *     the jail's PID namespace.
  * The host trusts none of it: a malformed or missing frame is a failed run.
  */
 #define _GNU_SOURCE
@@ -172,5 +173,12 @@ int main(int argc, char **argv) {
     uint32_t s = (uint32_t)status;
     char st[4] = {(char)(s >> 24), (char)(s >> 16), (char)(s >> 8), (char)s};
     frame(3, st, 4);
-    return 0;
+    /* nsjail relays what we write through a pipe, 4 KiB per poll round, and drops what
+     * is still buffered once we (its only writer) exit: stay until the host, having
+     * read the exit frame, closes the connection (nsjail then closes our fd 0). */
+    for (;;) {
+        ssize_t r = read(SOCK, buf, BUF);
+        if (r > 0 || (r < 0 && errno == EINTR)) continue;
+        return 0;
+    }
 }
