@@ -280,10 +280,8 @@ def print_languages(runs: int) -> None:
     print("| program | unjailed runs/s | jailed runs/s | ratio | path |")
     print("|---|---|---|---|---|")
     for label, b, j in languages(runs):
-        path = ("resident nsjail" if label == "python" else
-                "per-run nsjail, pre-spawned jail" if label.startswith("python") else
-                "per-run nsjail (compile jail + run jail)" if "compile" in label else
-                "per-run nsjail")
+        path = ("per-run nsjail (compile jail + run jail)" if "compile" in label else
+                "resident nsjail")
         print(f"| {label} | {b:.1f} | {j:.1f} | {j / b:.2f}x | {path} |")
 
 
