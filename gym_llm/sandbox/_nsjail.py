@@ -147,9 +147,19 @@ def _status_ids(pid: str) -> tuple[set[int], int]:
     return ids, ppid
 
 
+def _zombie(pid: str) -> bool:
+    """Has process ``pid`` exited, waiting to be reaped? A zombie can signal nothing and
+    open nothing: the processes of a stopped daemon's jails linger so until the host's
+    init, their new parent, reaps them."""
+    with contextlib.suppress(OSError, IndexError), open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    return True  # gone already
+
+
 def foreign_holders(jail_id: int) -> list[str]:
     """Who else has ``jail_id``: ``"passwd"``/``"group"`` entries and pids of running
-    processes that hold it and are not descendants of this process (not our jails)."""
+    processes (not zombies) that hold it and are not descendants of this process (not
+    our jails)."""
     out = []
     for table in ("/etc/passwd", "/etc/group"):
         with contextlib.suppress(OSError), open(table, errors="replace") as f:
@@ -160,7 +170,7 @@ def foreign_holders(jail_id: int) -> list[str]:
         if not entry.isdigit():
             continue
         ids, ppid = _status_ids(entry)
-        if jail_id not in ids:
+        if jail_id not in ids or _zombie(entry):
             continue
         hops = 0
         while ppid not in (0, me) and hops < 64:  # walk up to us, or to init
