@@ -5,8 +5,10 @@ any jail exists. In listen mode one nsjail process stays up and, for every TCP
 connection on 127.0.0.1 of a private network namespace (see :class:`Daemons`), clones
 a **fresh** jail (new namespaces, cgroups, tmpfs
 ``/work``) running our tiny init (``_init.c``) as PID 1 with the connection as its
-fds 0/1/2. The init forwards a declared number of stdin bytes to the program and
-frames the program's stdout/stderr and wait status back (see ``_init.c``); the host
+fds 0/1/2. The host sends a request (:func:`request`: the program's argv unless the
+daemon's command line already started it, input files, the names of output files,
+stdin); the init writes the files into ``/work``, runs the program and frames its
+stdout/stderr, the output files and its wait status back (see ``_init.c``). The host
 never trusts those frames: anything malformed is a failed run.
 
 A daemon is keyed by everything on its command line (limits, mounts, env), started
@@ -51,8 +53,10 @@ MAX_DAEMONS = 8
 #: nsjail time limit, a backstop to the exact wall-time kill done here).
 MAX_IDLE_S = 30.0
 _SOURCE = Path(__file__).with_name("_init.c")
-_HELLO, _STDOUT, _STDERR, _EXIT = 0, 1, 2, 3
+_HELLO, _STDOUT, _STDERR, _EXIT, _FILE, _FILE_DATA = 0, 1, 2, 3, 4, 5
 _CHUNK = 256 * 1024
+#: The init's frames carry at most 64 KiB (its buffer); anything longer is malformed.
+_MAX_FRAME = 64 * 1024
 _PR_SET_PDEATHSIG = 1
 _CLONE_NEWNET = 0x40000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
@@ -358,11 +362,32 @@ class Outcome:
     wall_time_s: float
     malformed: bool = False
     detail: str = ""
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
-async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
-              max_output_bytes: int) -> Outcome:
-    """One run in a fresh jail of ``daemon``: send ``stdin``, collect frames.
+def _string(s: str | bytes) -> bytes:
+    b = s.encode() if isinstance(s, str) else s
+    return struct.pack(">I", len(b)) + b
+
+
+def request(argv: Sequence[str], files: Sequence[tuple[str, int, bytes]],
+            output_files: Sequence[str], max_file_bytes: int, stdin: bytes) -> bytes:
+    """What the init reads (see ``_init.c``): ``argv`` (empty: the daemon's command line
+    started the program), ``files`` as (relative name, mode, content) written into
+    ``/work`` first, the ``output_files`` to send back (at most ``max_file_bytes``
+    each), then ``stdin``. Names are checked by the caller."""
+    parts = [struct.pack(">I", len(argv)), *map(_string, argv), struct.pack(">I", len(files))]
+    for name, mode, data in files:
+        parts += [_string(name), struct.pack(">IQ", mode, len(data)), data]
+    parts += [struct.pack(">I", len(output_files)), *map(_string, output_files),
+              struct.pack(">QQ", max_file_bytes, len(stdin)), stdin]
+    return b"".join(parts)
+
+
+async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_bytes: int,
+              output_files: Sequence[str] = (), max_file_bytes: int = 0) -> Outcome:
+    """One run in a fresh jail of ``daemon``: send the :func:`request` ``req``, collect
+    frames (``output_files`` are the names it asked for, at most ``max_file_bytes``).
 
     Closing the socket ends the jail (its init exits, the PID namespace dies); that is
     how timeouts, output overflow and cancellation kill it. Raises
@@ -372,6 +397,9 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
     t0 = time.perf_counter()
     sock = await daemon.connection()
     out, err = bytearray(), bytearray()
+    files: dict[str, bytearray] = {}
+    current: bytearray | None = None  # the output file whose content frames follow
+    wanted = set(output_files)
     buf = bytearray()
     status: int | None = None
     timed_out = truncated = hello = malformed = False
@@ -379,8 +407,7 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
     sender: asyncio.Future[None] | None = None
     try:
         async with asyncio.timeout(wall_time_s):
-            sender = asyncio.ensure_future(
-                loop.sock_sendall(sock, struct.pack(">Q", len(stdin)) + stdin))
+            sender = asyncio.ensure_future(loop.sock_sendall(sock, req))
             while status is None:
                 try:
                     chunk = await loop.sock_recv(sock, _CHUNK)
@@ -392,8 +419,10 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
                 buf += chunk
                 while len(buf) >= 5:
                     stream, n = buf[0], struct.unpack(">I", buf[1:5])[0]
-                    if stream > _EXIT or (stream == _EXIT and n != 4) or (
-                            stream != _HELLO and not hello) or (stream == _HELLO and n):
+                    if stream > _FILE_DATA or n > _MAX_FRAME or (stream == _EXIT and n != 4) or (
+                            stream != _HELLO and not hello) or (stream == _HELLO and n) or (
+                            stream == _FILE_DATA and current is None) or (
+                            stream in (_STDOUT, _STDERR) and files):
                         raise Malformed(f"bad frame (stream {stream}, {n} bytes)")
                     if len(buf) < 5 + n:
                         break
@@ -405,6 +434,16 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
                         status = struct.unpack(">I", data)[0]
                         if buf:
                             raise Malformed("data after the exit frame")
+                    elif stream == _FILE:
+                        name = data.decode(errors="replace")
+                        if name not in wanted or name in files:
+                            raise Malformed(f"output file {name!r} not asked for")
+                        current = files[name] = bytearray()
+                    elif stream == _FILE_DATA:
+                        assert current is not None
+                        if len(current) + n > max_file_bytes:
+                            raise Malformed("output file over its size cap")
+                        current += data
                     else:
                         sink = out if stream == _STDOUT else err
                         room = max_output_bytes - len(sink)
@@ -432,7 +471,8 @@ async def run(daemon: Daemon, stdin: bytes, *, wall_time_s: float,
     if truncated:
         status = None
     return Outcome(status, bytes(out), bytes(err), timed_out, truncated,
-                   time.perf_counter() - t0, malformed, detail)
+                   time.perf_counter() - t0, malformed, detail,
+                   {k: bytes(v) for k, v in files.items()} if status is not None else {})
 
 
 def max_conns(concurrency: int) -> int:

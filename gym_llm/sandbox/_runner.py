@@ -10,6 +10,7 @@ program did into an :class:`ExecResult`. It checks nothing about the machine: th
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import shutil
@@ -181,10 +182,12 @@ class Runner:
                 env=tuple(full_env.items()),
                 use_rlimit_as=lang.use_rlimit_as if lang else True,
                 host_workdir=bool(files or output_files) and session_dir is None)
-            if (self.resident and spec_residentable(spec, lang, session_dir, src_files)
+            if (self.resident and (lang is None or lang.resident)
+                    and spec_residentable(spec, session_dir, src_files, files)
                     and (init := _resident.init_binary()) is not None
                     and not _resident.DAEMONS.unavailable):
-                resident = await self._execute_resident(spec, init, stdin, limits, lang)
+                resident = await self._execute_resident(spec, init, stdin, limits, lang,
+                                                        files or {}, output_files)
                 if resident is not None:
                     return resident
             # Only runs whose whole program arrives on stdin can use a jail started
@@ -214,21 +217,29 @@ class Runner:
                     jail.remove_stage()
 
     async def _execute_resident(self, spec: JailSpec, init: str, stdin: str | bytes,
-                                limits: Limits, lang: Language | None) -> ExecResult | None:
+                                limits: Limits, lang: Language | None,
+                                files: Mapping[str, str | bytes],
+                                output_files: Sequence[str]) -> ExecResult | None:
         """One run in a fresh jail cloned by the resident daemon of ``spec``; None when the
         daemon is alive but started no jail (it refuses connections past its ``--max_conns``
         while jails of cancelled runs are still being torn down): the program never ran,
-        so the caller runs it in a per-run jail instead of failing the answer."""
-        key = _resident.daemon_argv(
-            spec.nsjail, spec.command, limits=spec.limits, ro_mounts=spec.ro_mounts,
-            env=dict(spec.env), use_rlimit_as=spec.use_rlimit_as, init=init,
-            concurrency=self.pool.max_concurrency)
+        so the caller runs it in a per-run jail instead of failing the answer.
+
+        A language that reads its program from stdin (Python) is on the daemon's command
+        line, so a spare jail has its interpreter started already; any other argv travels
+        in the request, as do input and output files (the jail's ``/work`` is its tmpfs)."""
+        prestart = lang is not None and lang.run_stdin is not None
+        key = _daemon_key(spec, init, prestart, self.pool.max_concurrency)
+        cap = limits.max_file_mb * 1024 * 1024
+        req = _resident.request(() if prestart else spec.command,
+                                [(check_name(n), 0o644, to_bytes(d)) for n, d in files.items()],
+                                output_files, cap, to_bytes(stdin))
         for attempt in (0, 1):
             daemon = await _resident.DAEMONS.get(key, base_dir())
             try:
-                out = await _resident.run(daemon, to_bytes(stdin),
-                                          wall_time_s=limits.wall_time_s,
-                                          max_output_bytes=limits.max_output_bytes)
+                out = await _resident.run(daemon, req, wall_time_s=limits.wall_time_s,
+                                          max_output_bytes=limits.max_output_bytes,
+                                          output_files=output_files, max_file_bytes=cap)
                 break
             except SandboxError:
                 if daemon.alive():
@@ -248,7 +259,9 @@ class Runner:
         raw = RawResult(pid=0, returncode=raw_exit, stdout=out.stdout, stderr=stderr,
                         timed_out=out.timed_out, output_truncated=out.output_truncated,
                         killed=killed, wall_time_s=out.wall_time_s, killed_children=[])
-        return self._result(raw, raw_exit, raw_sig, False, limits, lang, None, ())
+        result = self._result(raw, raw_exit, raw_sig, False, limits, lang, None, ())
+        result.files = out.files
+        return result
 
     def _result(self, raw: RawResult, raw_exit: int, raw_sig: int | None,
                 nsjail_timeout: bool, limits: Limits, lang: Language | None,
@@ -314,14 +327,41 @@ class Runner:
                                  preexec_fn=limit)
 
 
-def spec_residentable(spec: JailSpec, lang: Language | None, session_dir: str | None,
-                      src_files: Mapping[str, str | bytes] | None) -> bool:
-    """Can a resident daemon serve this run? Only self-contained stdin-fed programs
-    (Python) in a fresh tmpfs ``/work``: a daemon's mounts are fixed, so per-run host
-    dirs (files in/out, sessions, compiled binaries) need a per-run nsjail; and
-    without the network (a jail with it shares its nsjail's network namespace, and a
-    daemon's is private)."""
-    return (lang is not None and lang.run_stdin is not None and session_dir is None
-            and not src_files and not spec.host_workdir and not spec.rw_mounts
-            and not spec.limits.network)
+@functools.lru_cache(maxsize=64)
+def _daemon_key(spec: JailSpec, init: str, prestart: bool, concurrency: int) -> tuple[str, ...]:
+    """The daemon argv serving ``spec`` (built once per configuration, not per run)."""
+    return _resident.daemon_argv(
+        spec.nsjail, spec.command if prestart else (), limits=spec.limits,
+        ro_mounts=spec.ro_mounts, env=dict(spec.env), use_rlimit_as=spec.use_rlimit_as,
+        init=init, concurrency=concurrency)
 
+
+def spec_residentable(spec: JailSpec, session_dir: str | None,
+                      src_files: Mapping[str, str | bytes] | None,
+                      files: Mapping[str, str | bytes] | None) -> bool:
+    """Can a resident daemon serve this run? Programs whose files fit the jail's tmpfs
+    ``/work``: a daemon's mounts are fixed, so per-run host dirs (sessions, sources
+    too long for the command line, a compiler's output dir and the compiled binary,
+    all in the staging dir) need a per-run nsjail; input files
+    travel over the connection, each at most ``max_file_mb`` (RLIMIT_FSIZE binds the
+    init too) and all together at most half the tmpfs, none inside another (the
+    per-run path reports that as ``ValueError``); and without the network (a jail with
+    it shares its nsjail's network namespace, and a daemon's is private)."""
+    stage = base_dir() + os.sep  # where every per-run host dir lives
+    if (session_dir is not None or src_files or spec.rw_mounts or spec.limits.network
+            or any(m.startswith(stage) for m in spec.ro_mounts)):
+        return False
+    names = [check_name(n) for n in files or ()]
+    sizes = [len(to_bytes(d)) for d in (files or {}).values()]
+    return (all(s <= spec.limits.max_file_mb << 20 for s in sizes)
+            and sum(sizes) <= spec.limits.tmpfs_mb << 19
+            and not set(names) & _ancestors(names))
+
+
+def _ancestors(names: Sequence[str]) -> set[str]:
+    """Every directory that holds one of ``names`` (``a`` and ``a/b`` for ``a/b/c``)."""
+    out = set()
+    for n in names:
+        while (n := os.path.dirname(n)):
+            out.add(n)
+    return out

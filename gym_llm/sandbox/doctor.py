@@ -79,7 +79,8 @@ def diagnose() -> list[dict[str, object]]:
     why_not = _resident.DAEMONS.unavailable
     resident_ok = init is not None and not why_not
     if resident_ok:
-        detail = (f"Python runs in jails cloned by a resident nsjail (init {init}); daemons "
+        detail = (f"runs (but sessions, compiled code, JavaScript) in jails cloned by a resident "
+                  f"nsjail (init {init}); daemons "
                   f"listen on {_resident.DAEMONS.where()}; at most 2 x concurrency + 2 live "
                   "jails each (--max_conns)")
     elif init is None:
