@@ -14,6 +14,15 @@ def _bench(folder: Path, name: str, body: str) -> None:
     (folder / f"bench_{name}.py").write_text(textwrap.dedent(body))
 
 
+def _bench_dir(tmp_path: Path, **bodies: str) -> Path:
+    """A ``benchmarks/`` folder under ``tmp_path`` holding ``bench_<name>.py`` for each body."""
+    bench = tmp_path / "benchmarks"
+    bench.mkdir()
+    for name, body in bodies.items():
+        _bench(bench, name, body)
+    return bench
+
+
 def _run_all(bench: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
     """``run_all.py`` over the benchmarks in ``bench``, writing ``out``."""
     return subprocess.run([sys.executable, str(RUN_ALL), "--dir", str(bench), "--out", str(out), *args],
@@ -21,17 +30,18 @@ def _run_all(bench: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
-    bench = tmp_path / "benchmarks"
-    bench.mkdir()
-    _bench(bench, "zeta", "print('## zeta\\n\\n| x | 1.0 |')\n")
-    _bench(bench, "trainer_vs_trl", "print('## trainer_vs_trl')\n")
-    _bench(bench, "math_verify", "print('## math_verify')\n")
-    _bench(bench, "core", "print('## core\\n\\nfigure 42 ops/s')\n")
-    _bench(bench, "broken", "import sys\nprint('partial line')\nsys.exit('boom: the verifier crashed')\n")
-    _bench(bench, "hangs", "import time\ntime.sleep(60)\n")
-    _bench(bench, "silent", "pass\n")
-    # vLLM's logs would land in the section: benchmarks get them sent to stderr
-    _bench(bench, "logs", "import os\nprint('## logs to', os.environ.get('VLLM_LOGGING_STREAM'))\n")
+    bench = _bench_dir(
+        tmp_path,
+        zeta="print('## zeta\\n\\n| x | 1.0 |')\n",
+        trainer_vs_trl="print('## trainer_vs_trl')\n",
+        math_verify="print('## math_verify')\n",
+        core="print('## core\\n\\nfigure 42 ops/s')\n",
+        broken="import sys\nprint('partial line')\nsys.exit('boom: the verifier crashed')\n",
+        hangs="import time\ntime.sleep(60)\n",
+        silent="pass\n",
+        # vLLM's logs would land in the section: benchmarks get them sent to stderr
+        logs="import os\nprint('## logs to', os.environ.get('VLLM_LOGGING_STREAM'))\n",
+    )
     out = tmp_path / "RESULTS.md"
     proc = _run_all(bench, out, "--timeout", "5")
     assert proc.returncode == 1, proc.stderr  # failures make the run fail, after writing
@@ -54,10 +64,7 @@ def test_run_all_collects_sections_and_reports_failures(tmp_path: Path) -> None:
 
 
 def test_run_all_only_and_unknown_name(tmp_path: Path) -> None:
-    bench = tmp_path / "benchmarks"
-    bench.mkdir()
-    _bench(bench, "core", "print('## core ok')\n")
-    _bench(bench, "extra", "raise SystemExit(3)\n")
+    bench = _bench_dir(tmp_path, core="print('## core ok')\n", extra="raise SystemExit(3)\n")
     out = tmp_path / "R.md"
     ok = _run_all(bench, out, "--only", "core")
     assert ok.returncode == 0, ok.stderr
@@ -67,10 +74,8 @@ def test_run_all_only_and_unknown_name(tmp_path: Path) -> None:
 
 
 def test_update_replaces_only_the_benchmarks_run(tmp_path: Path) -> None:
-    bench = tmp_path / "benchmarks"
-    bench.mkdir()
-    _bench(bench, "core", "print('## core\\n\\nfigure 1')\n")
-    _bench(bench, "sandbox", "print('## sandbox\\n\\nfigure 2')\n")
+    bench = _bench_dir(tmp_path, core="print('## core\\n\\nfigure 1')\n",
+                       sandbox="print('## sandbox\\n\\nfigure 2')\n")
     out = tmp_path / "RESULTS.md"
 
     def run(*args: str) -> str:
