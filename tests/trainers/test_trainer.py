@@ -78,6 +78,39 @@ def test_grpo_update_gradient_equals_the_textbook_formula(run_dir):
     assert float(ours.norm()) == pytest.approx(float(textbook.norm()), rel=1e-3)
 
 
+def test_old_logprobs_from_the_update_forward_equal_a_separate_pass(run_dir):
+    """With one optimizer step per batch, pi_old is taken from the update's own
+    forward (no extra pass): the gradient, the IS weights and the logged
+    engine gap equal those of recomputing pi_old in a pass of its own."""
+    tr = make_trainer(run_dir, "trainer.dynamic_sampling=false", "trainer.recompute_old_logprobs=true",
+                      "trainer.micro_batch_tokens=256", "trainer.tis_cap=1.0001")
+    assert tr.learner.old_logp_in_update
+    batch = tr.rollout(1)
+    # engine log-probs a little off the trainer's, as a real engine's are, so the IS weights matter
+    gen = torch.Generator().manual_seed(0)
+    for t in batch.trajectories:
+        t.logprobs = [v + 0.01 * float(torch.randn(1, generator=gen)) for v in t.logprobs]
+    tr.prepare(batch)
+    assert "old_logp" not in batch.samples[0].token_fields
+    params = [p for p in tr.model.parameters() if p.requires_grad]
+    grads = []
+    tr.opt.step = lambda *a, **k: grads.append(torch.cat([p.grad.detach().flatten() for p in params]))
+    fused = tr.update(batch, 1)
+    tr.learner.old_logp_in_update = False
+    prepared = tr.prepare(batch)
+    assert "old_logp" in batch.samples[0].token_fields
+    separate = tr.update(batch, 1)
+    assert float(grads[0].norm()) > 0
+    assert torch.allclose(grads[0], grads[1], rtol=1e-4, atol=1e-7)
+    for key in ("offpolicy/is_weight_mean", "offpolicy/logp_gap_abs"):
+        assert fused[key] == pytest.approx(prepared[key], rel=1e-4), key
+    assert prepared["offpolicy/is_weight_mean"] < 1.0  # the cap bit: the weights were not all 1
+    assert fused["kl/update"] == pytest.approx(separate["kl/update"], abs=1e-6)
+    # more than one optimizer step per batch: pi_old must be fixed before the first one
+    assert not make_trainer(run_dir / "mu2", "trainer.recompute_old_logprobs=true",
+                            "trainer.mu=2").learner.old_logp_in_update
+
+
 def test_reward_errors_are_excluded_and_counted(run_dir):
     tr = make_trainer(run_dir, "mixture=vowels_multi", "trainer.num_groups=8", "trainer.dynamic_sampling=false")
     batch = tr.rollout(1)

@@ -265,7 +265,10 @@ class TrainerConfig(_Checked):
     recompute_old_logprobs: bool = knob(False, "Recompute log-probs of the sampled tokens with the "
                                                "trainer before the update (pi_old). Needed when the "
                                                "engine's log-probs differ from the trainer's (vLLM, "
-                                               "async, low precision); else the engine's are used.")
+                                               "async, low precision); else the engine's are used. "
+                                               "With one optimizer step per batch (mu=1, "
+                                               "num_minibatches=1) the update's own forward gives "
+                                               "them: no separate pass.")
     tis_cap: float | None = knob(2.0, "Truncated importance sampling: weight each token's loss by "
                                       "min(pi_old / pi_engine, tis_cap) (only when old log-probs are "
                                       "recomputed; null disables).", gt=0)

@@ -65,6 +65,11 @@ class Learner:
         self.model, self.pad_id, self.dist, self.device = model, pad_id, dist, dist.device
         self.entries = entries
         self.recompute_old = recompute_old
+        # One optimizer step per batch: pi_old is the model as it stands at the update, so the
+        # update's own forward gives it (as TRL does with one iteration), saving a forward pass
+        # over the batch. kl_in_reward needs pi_old before the advantages, so it keeps the pass.
+        self.old_logp_in_update = (recompute_old and self.tc.mu == 1 and self.tc.num_minibatches == 1
+                                   and not (self.tc.kl_coef > 0 and self.tc.kl_in_reward))
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.opt = torch.optim.AdamW(self.params, lr=lr, betas=tuple(self.tc.adam_betas),
                                      weight_decay=self.tc.weight_decay)
@@ -112,7 +117,9 @@ class Learner:
             return stats
         t0 = time.perf_counter()
         self.model.eval()  # no dropout in the log-probs the ratio is taken against
-        if self.recompute_old:
+        if self.old_logp_in_update:
+            pass  # micro_batch_loss takes pi_old from its forward (see __init__)
+        elif self.recompute_old:
             old = self._forward_all(samples, lambda mb: forward_logprobs(self.model, mb, T)[0])
             for s in samples:
                 s.token_fields["old_logp"] = old[s.index].tolist()
@@ -189,17 +196,25 @@ class Learner:
         logp, entropy = forward_logprobs(self.model, mb, self.cfg.policy.temperature, with_entropy=True)
         if tc.entropy_coef == 0:
             entropy = entropy.detach()
-        pg, clip = policy_loss(logp, f["old_logp"], f["adv"], clip_low=tc.clip_eps_low, clip_high=tc.clip_eps_high,
-                               dual_clip=tc.dual_clip, is_weight=f.get("is_weight"))
+        extra: dict[str, torch.Tensor] = {}
+        if self.old_logp_in_update:
+            old_logp = logp.detach()
+            gap = old_logp - f["engine_logp"]
+            is_weight = torch.exp(gap) if tc.tis_cap is None else torch.exp(gap).clamp(max=tc.tis_cap)
+            extra = {"logp_gap_abs": (gap.abs() * mb.mask).sum(), "is_weight": (is_weight * mb.mask).sum()}
+        else:
+            old_logp, is_weight = f["old_logp"], f.get("is_weight")
+        pg, clip = policy_loss(logp, old_logp, f["adv"], clip_low=tc.clip_eps_low, clip_high=tc.clip_eps_high,
+                               dual_clip=tc.dual_clip, is_weight=is_weight)
         loss_tok = pg - tc.entropy_coef * entropy
         if self.ref is not None and not tc.kl_in_reward:
             loss_tok = loss_tok + tc.kl_coef * kl_estimate(logp, f["ref_logp"], tc.kl_estimator)
         loss = aggregate(loss_tok, mb.mask, tc.loss_agg, den)
         m = mb.mask
-        stats = {k: (v * m).sum() for k, v in clip.items() if k != "ratio"}
+        stats = {k: (v * m).sum() for k, v in clip.items() if k != "ratio"} | extra
         stats["entropy"] = (entropy.detach() * m).sum()
         # k3 estimate of KL(pi_old || pi_new): how far this update moved the policy
-        stats["kl_update"] = (kl_estimate(f["old_logp"], logp.detach(), "k3") * m).sum()
+        stats["kl_update"] = (kl_estimate(old_logp, logp.detach(), "k3") * m).sum()
         if self.ref is not None:
             stats["kl_ref_now"] = (kl_estimate(logp.detach(), f["ref_logp"], tc.kl_estimator) * m).sum()
         stats["pg_loss"] = (pg.detach() * m).sum()
@@ -286,6 +301,9 @@ class Learner:
         }
         if tc.dual_clip is not None:
             out["clip/dual_fraction"] = sums["clip_dual"] / n_tok
+        if self.old_logp_in_update:
+            out["offpolicy/logp_gap_abs"] = sums["logp_gap_abs"] / n_tok
+            out["offpolicy/is_weight_mean"] = sums["is_weight"] / n_tok
         if self.ref is not None:
             out["kl/ref_after"] = sums["kl_ref_now"] / n_tok
         if self.critic is not None:
