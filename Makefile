@@ -2,7 +2,7 @@
 #   make demo   train the built-in tiny model (SFT warm start + GRPO on the
 #               four-domain mixture), then evaluate it on the held-out splits
 #   make demo-real   the real-model recipe: SmolLM2-135M-Instruct post-trained by GRPO
-#               on CPU, then its held-out eval (RUN_DIR=runs/demo-real, ~30 min)
+#               on CPU, then its held-out eval (RUN_DIR=runs/demo-real, ~28 min)
 #   make test   lint + the whole test suite (slow tests included); it also
 #               installs the test-only plugins of tests/plugins, which
 #               `make install` leaves out

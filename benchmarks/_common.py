@@ -3,6 +3,7 @@ and scripted episodes of the env benchmarks."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import platform
@@ -41,3 +42,28 @@ def episode_actions(env_id: str, n: int) -> list[tuple[int, str]]:
             action = f"```python\n{task.answer}\n```" if i % 2 == 0 else "```python\ndef f():\n    pass\n```"
         episodes.append((i % size, action))
     return episodes
+
+
+def run_with_peak_memory(cmd: list[str], **kwargs) -> tuple[int, float, int]:
+    """Run ``cmd`` to the end; ``(exit status, wall seconds, peak RSS bytes)``,
+    the RSS summed over the process and all its descendants (an in-process
+    vLLM engine, sandbox jails), sampled every 0.2 s."""
+    import subprocess
+    import time
+
+    import psutil
+
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, **kwargs)
+    root, peak = psutil.Process(proc.pid), 0
+    while proc.poll() is None:
+        total = 0
+        try:
+            for p in [root, *root.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):  # a child may exit between the listing and the read
+                    total += p.memory_info().rss
+        except psutil.Error:
+            pass
+        peak = max(peak, total)
+        time.sleep(0.2)
+    return proc.returncode, time.perf_counter() - t0, peak

@@ -25,7 +25,7 @@ def test_recipe_composes_the_real_model_run():
     entries = cfg.mixture.entries()
     assert [e.id for e in entries.values()] == ["longctx/Needle-v0"]
     assert entries["needle"].kwargs == {"variant": "multikey", "context_tokens": 256, "max_turns": 1}
-    assert (cfg.trainer.num_groups, cfg.trainer.group_size, cfg.trainer.total_steps) == (8, 8, 30)
+    assert (cfg.trainer.num_groups, cfg.trainer.group_size, cfg.trainer.total_steps) == (8, 8, 20)
 
 
 def test_overrides_beat_the_recipe():
