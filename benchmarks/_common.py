@@ -8,7 +8,11 @@ import datetime
 import os
 import platform
 import shlex
+import subprocess
 import sys
+import time
+
+import psutil
 
 import gym_llm
 from gym_llm.evaluate.report import cpu_model
@@ -44,26 +48,26 @@ def episode_actions(env_id: str, n: int) -> list[tuple[int, str]]:
     return episodes
 
 
+def process_tree(root: psutil.Process) -> list[psutil.Process]:
+    """``root`` and its live descendants; only ``root`` when it has exited meanwhile."""
+    try:
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return [root]
+
+
 def run_with_peak_memory(cmd: list[str], **kwargs) -> tuple[int, float, int]:
     """Run ``cmd`` to the end; ``(exit status, wall seconds, peak RSS bytes)``,
     the RSS summed over the process and all its descendants (an in-process
     vLLM engine, sandbox jails), sampled every 0.2 s."""
-    import subprocess
-    import time
-
-    import psutil
-
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, **kwargs)
     root, peak = psutil.Process(proc.pid), 0
     while proc.poll() is None:
         total = 0
-        try:
-            for p in [root, *root.children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):  # a child may exit between the listing and the read
-                    total += p.memory_info().rss
-        except psutil.Error:
-            pass
+        for p in process_tree(root):
+            with contextlib.suppress(psutil.Error):  # a child may exit between the listing and the read
+                total += p.memory_info().rss
         peak = max(peak, total)
         time.sleep(0.2)
     return proc.returncode, time.perf_counter() - t0, peak

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import psutil
-from _common import episode_actions, header  # noqa: I001  (benchmarks/ is the script dir)
+from _common import episode_actions, header, process_tree  # noqa: I001  (benchmarks/ is the script dir)
 
 import gym_llm
 
@@ -51,9 +51,7 @@ def plan(mixture: dict[str, float], n: int) -> list[tuple[str, int, str]]:
 def tree_cpu_s() -> float:
     """CPU seconds of this process and every live descendant, reaped children included."""
     total = 0.0
-    procs = [psutil.Process()]
-    procs += procs[0].children(recursive=True)
-    for p in procs:
+    for p in process_tree(psutil.Process()):
         try:
             t = p.cpu_times()
         except psutil.Error:  # exited meanwhile: its CPU went to its parent's reaped children
