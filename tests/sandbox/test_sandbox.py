@@ -111,6 +111,12 @@ PLAIN_PYTHON = [
     "print(sorted(dir()))",  # the same globals as `python -c`: nothing of the bootstrap
     "print(input()); print(input())",
     "import sys\nsys.excepthook = lambda *a: print('hook', a[0].__name__)\nraise KeyError(1)",
+    # syntax errors raised while the program runs keep their traceback; its own do not
+    "print('ran')\nraise SyntaxError('made', ('f.py', 2, 3, 'x y', 2, 4))",
+    "compile('x = (', 'f', 'exec')",
+    "exec('1 / 0')",
+    "  indented = 1",
+    "def f(:\n    pass",
 ]
 
 
@@ -124,6 +130,36 @@ def test_python_behaves_like_plain_python_c(sb, code):
                           capture_output=True, text=True, env={}, timeout=30)
     r = sb.run_code("python", code, args=["arg1"], stdin="l1\nl2\n")
     assert (r.exit_code, r.stdout, r.stderr) == (bare.returncode, bare.stdout, bare.stderr)
+
+
+@pytest.mark.parametrize("code", PLAIN_PYTHON)
+def test_both_bootstrap_forms_behave_like_plain_python_c(code):
+    # The bootstrap as the interpreter's own bytecode (the default) and as source (the
+    # fallback), run unjailed: each must be `python3 -c` exactly.
+    import subprocess
+
+    from gym_llm.sandbox import _pyboot
+    from gym_llm.sandbox._nsjail import python_executable
+
+    exe = python_executable()
+    bare = subprocess.run([exe, "-c", code, "arg1"], input=b"l1\nl2\n", capture_output=True,
+                          env={}, timeout=30)
+    forms = [_pyboot.argv(exe), [exe, "-S", "-s", "-B", "-c", _pyboot.BOOTSTRAP]]
+    assert "marshal" in forms[0][-1] and forms[0] != forms[1]
+    for argv in forms:
+        r = subprocess.run(argv, input=_pyboot.frame(code, ["arg1"]) + b"l1\nl2\n",
+                           capture_output=True, env={}, timeout=30)
+        assert (r.returncode, r.stdout, r.stderr) == (bare.returncode, bare.stdout, bare.stderr)
+
+
+def test_bootstrap_falls_back_to_source_where_the_interpreter_cannot_compile_it(tmp_path):
+    from gym_llm.sandbox import _pyboot
+
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho 'not hex'\n")
+    fake.chmod(0o755)
+    for exe in (str(fake), "/bin/false", str(tmp_path / "absent")):
+        assert _pyboot.argv(exe)[-1] == _pyboot.BOOTSTRAP
 
 
 def test_python_exit_paths_give_the_right_status(sb):
