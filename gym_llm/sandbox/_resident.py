@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import concurrent.futures
 import contextlib
 import ctypes
@@ -49,6 +50,8 @@ log = logging.getLogger("gym_llm.sandbox")
 INIT_PATH = "/gym_llm_init"
 #: Daemons kept at once (least recently used stopped beyond this).
 MAX_DAEMONS = 8
+#: Spare jails per daemon at most (each holds an idle interpreter, about 10 MB).
+MAX_SPARES = 4
 #: A spare jail idle longer than this is discarded, not used (it extends the daemon's
 #: nsjail time limit, a backstop to the exact wall-time kill done here).
 MAX_IDLE_S = 30.0
@@ -102,16 +105,20 @@ def _pdeathsig() -> None:  # in the daemon, between fork and exec
 @dataclass
 class Daemon:
     """One resident ``nsjail -Ml`` on ``127.0.0.1:port`` of the private network
-    namespace that ``netns`` (the spawner thread) lives in, with at most one spare
-    connection: a jail already set up whose program (the interpreter) is already
-    started and waiting for its input."""
+    namespace that ``netns`` (the spawner thread) lives in, with up to ``max_spares``
+    spare connections: jails already set up whose program (the interpreter) is
+    already started and waiting for its input."""
 
     proc: subprocess.Popen[bytes]
     port: int
     logfile: str
     netns: concurrent.futures.Executor
-    spare: socket.socket | None = None
-    spare_born: float = 0.0
+    #: One per slot of the pool: with a single spare, of two runs that start together
+    #: the second waited for a whole jail and interpreter start-up (at 2 concurrent
+    #: runs the cores sat 15% idle).
+    max_spares: int = 1
+    spares: collections.deque[tuple[socket.socket, float]] = field(
+        default_factory=collections.deque)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def alive(self) -> bool:
@@ -131,34 +138,42 @@ class Daemon:
         sock.setblocking(False)
         return sock
 
-    def _new_spare(self) -> None:
-        try:
-            spare = self._connect()
-        except SandboxError:
-            return
-        with self.lock:
-            old, self.spare, self.spare_born = self.spare, spare, time.monotonic()
-        if old is not None:
-            old.close()
+    def _top_up_spares(self) -> None:
+        while True:
+            with self.lock:
+                if len(self.spares) >= self.max_spares:
+                    return
+            try:
+                spare = self._connect()
+            except SandboxError:
+                return
+            with self.lock:
+                self.spares.append((spare, time.monotonic()))
 
     async def connection(self) -> socket.socket:
-        """A connection to a fresh jail (the spare if it is fresh enough); starts the
-        next spare. Every jail serves one connection only."""
+        """A connection to a fresh jail (the oldest spare that is fresh enough); starts
+        the next spare. Every jail serves one connection only."""
+        sock, stale = None, []
         with self.lock:
-            sock, self.spare = self.spare, None
-        if sock is not None and time.monotonic() - self.spare_born > MAX_IDLE_S:
-            sock.close()
-            sock = None
+            while self.spares and sock is None:
+                spare, born = self.spares.popleft()
+                if time.monotonic() - born > MAX_IDLE_S:
+                    stale.append(spare)
+                else:
+                    sock = spare
+        for spare in stale:
+            spare.close()
         if sock is None:
             sock = await asyncio.get_running_loop().run_in_executor(self.netns, self._connect)
-        self.netns.submit(self._new_spare)
+        self.netns.submit(self._top_up_spares)
         return sock
 
     def stop_spare(self) -> None:
-        """Close the spare connection (its jail ends: EOF to its init)."""
+        """Close the spare connections (their jails end: EOF to their init)."""
         with self.lock:
-            spare, self.spare = self.spare, None
-        if spare is not None:
+            spares = [s for s, _ in self.spares]
+            self.spares.clear()
+        for spare in spares:
             spare.close()
 
     def stop(self) -> None:
@@ -214,7 +229,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(argv_tail: Sequence[str], log_dir: str, netns: concurrent.futures.Executor) -> Daemon:
+def _start(argv_tail: Sequence[str], log_dir: str, netns: concurrent.futures.Executor,
+           spares: int) -> Daemon:
     """Start a daemon on a free port and wait until it listens (retrying a lost port
     race). Runs in the ``netns`` thread, so the daemon is born in its namespace."""
     last = ""
@@ -229,7 +245,7 @@ def _start(argv_tail: Sequence[str], log_dir: str, netns: concurrent.futures.Exe
         deadline = time.monotonic() + 10
         while proc.poll() is None and time.monotonic() < deadline:
             if _listening(port):
-                return Daemon(proc, port, logfile, netns)
+                return Daemon(proc, port, logfile, netns, spares)
             time.sleep(0.002)
         with contextlib.suppress(OSError):
             last = Path(logfile).read_text(errors="replace")[-800:]
@@ -305,7 +321,7 @@ class Daemons:
         return (f"127.0.0.1 in the private network namespace /proc/{os.getpid()}/task/{tid}/ns/net "
                 f"(enterable by root only); ports in use now: {ports or 'none'}")
 
-    def _get_sync(self, key: tuple[str, ...], log_dir: str) -> Daemon:
+    def _get_sync(self, key: tuple[str, ...], log_dir: str, spares: int) -> Daemon:
         with self._lock:
             d = self._daemons.pop(key, None)
             if d is not None and d.alive():
@@ -317,7 +333,7 @@ class Daemons:
             d.stop()
         if self._netns_error:
             raise SandboxError(f"no resident nsjail: {self._netns_error}")
-        new = _start(key, log_dir, self._spawner)
+        new = _start(key, log_dir, self._spawner, spares)
         with self._lock:
             evicted = [self._daemons.pop(k) for k in list(self._daemons)[
                 :max(0, len(self._daemons) + 1 - MAX_DAEMONS)]]
@@ -326,14 +342,15 @@ class Daemons:
             e.stop()
         return new
 
-    async def get(self, key: tuple[str, ...], log_dir: str) -> Daemon:
-        """The live daemon for ``key`` (nsjail argv without mode/port), started if needed."""
+    async def get(self, key: tuple[str, ...], log_dir: str, spares: int = 1) -> Daemon:
+        """The live daemon for ``key`` (nsjail argv without mode/port), started if needed
+        (keeping up to ``spares`` spare jails)."""
         with self._lock:
             d = self._daemons.get(key)
             if d is not None and d.alive():
                 return d
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._spawner, self._get_sync, key, log_dir)
+        return await loop.run_in_executor(self._spawner, self._get_sync, key, log_dir, spares)
 
     def stop_all(self) -> None:
         """Stop every daemon (their jails die with them)."""
@@ -475,12 +492,18 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
                    {k: bytes(v) for k, v in files.items()} if status is not None else {})
 
 
+def spare_count(concurrency: int) -> int:
+    """Spare jails kept by the daemon of a sandbox running at most ``concurrency``
+    programs at once: one per slot, at most :data:`MAX_SPARES`."""
+    return max(1, min(concurrency, MAX_SPARES))
+
+
 def max_conns(concurrency: int) -> int:
     """A daemon's cap on live jails (nsjail ``--max_conns``) for a sandbox running at
-    most ``concurrency`` programs at once: those, the spare, and as many again that
-    were closed and are still being torn down. A backstop: the pool already bounds
-    the runs, and no other uid can connect."""
-    return 2 * concurrency + 2
+    most ``concurrency`` programs at once: those, the spares, as many as run that were
+    closed and are still being torn down, and one more. A backstop: the pool already
+    bounds the runs, and no other uid can connect."""
+    return 2 * concurrency + spare_count(concurrency) + 1
 
 
 def daemon_argv(nsjail: str, command: Sequence[str], *, limits: Limits, ro_mounts: Sequence[str],

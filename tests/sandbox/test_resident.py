@@ -62,6 +62,48 @@ def test_dead_daemon_is_restarted(sb, host):
     assert [x.proc.pid for x in _daemons()] != [d.proc.pid]
 
 
+def test_a_daemon_keeps_one_fresh_spare_jail_per_slot(sb_limits, host):
+    import asyncio
+
+    from gym_llm.aio import background_loop
+
+    assert [_resident.spare_count(c) for c in (1, 2, 3, 64)] == [1, 2, 3, _resident.MAX_SPARES]
+    assert _resident.max_conns(2) == 2 * 2 + 2 + 1
+    sb = Sandbox(limits=sb_limits, max_concurrency=2)
+    code = "import os\nprint(os.getpid(), os.listdir('/tmp'))\nopen('/tmp/x', 'w').write('x')"
+    assert sb.run_code("python", code).stdout == "2 []\n"
+    cap = str(_resident.max_conns(2))
+    with _resident.DAEMONS._lock:
+        (daemon,) = [d for k, d in _resident.DAEMONS._daemons.items()
+                     if k[k.index("--max_conns") + 1] == cap and sb_limits.memory_mb << 20
+                     == int(k[k.index("--cgroup_mem_max") + 1])]
+
+    def wait_for_spares(n: int) -> list[socket.socket]:
+        deadline = time.monotonic() + 10
+        while len(daemon.spares) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with daemon.lock:
+            return [s for s, _ in daemon.spares]
+
+    assert len(wait_for_spares(2)) == 2 and len(daemon.spares) == 2  # and no more
+
+    async def two() -> list[str]:
+        return [r.stdout for r in await asyncio.gather(*(sb.arun_code("python", code)
+                                                         for _ in range(2)))]
+
+    # Both spares serve fresh jails (PID 2, empty /tmp), each once; the daemon refills.
+    first = wait_for_spares(2)
+    assert background_loop().run(two()) == ["2 []\n"] * 2
+    assert all(s.fileno() == -1 for s in first)
+    # A spare idle past MAX_IDLE_S is closed, not used (its jail's time limit runs).
+    stale = wait_for_spares(2)
+    with daemon.lock:
+        daemon.spares = type(daemon.spares)(
+            (s, born - _resident.MAX_IDLE_S - 1) for s, born in daemon.spares)
+    assert sb.run_code("python", code).stdout == "2 []\n"
+    assert all(s.fileno() == -1 for s in stale)
+
+
 def _fake_daemon(reply: bytes) -> tuple[_resident.Daemon, threading.Thread]:
     """A loopback listener speaking bytes of our choosing in place of a jail (in the
     daemons' private network namespace, where the host connects)."""
