@@ -46,7 +46,7 @@ def _cpu() -> float:
     resident nsjail daemons with their reaped jails (which are not our children)."""
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     total = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-    for d in list(_resident.DAEMONS._daemons.values()):
+    for d in _resident.DAEMONS.all():
         try:
             with open(f"/proc/{d.proc.pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()

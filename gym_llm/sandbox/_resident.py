@@ -1,4 +1,4 @@
-"""Resident nsjail daemons: one ``nsjail -Ml`` per jail configuration, a fresh jail per run.
+"""Resident nsjail daemons: ``nsjail -Ml`` per jail configuration, a fresh jail per run.
 
 Starting nsjail costs ≈ 5 ms of CPU per run (exec, dynamic loading, page faults) before
 any jail exists. In listen mode one nsjail process stays up and, for every TCP
@@ -11,9 +11,10 @@ stdin); the init writes the files into ``/work``, runs the program and frames it
 stdout/stderr, the output files and its wait status back (see ``_init.c``). The host
 never trusts those frames: anything malformed is a failed run.
 
-A daemon is keyed by everything on its command line (limits, mounts, env), started
-lazily on first use, restarted when it has died, stopped by :func:`stop_all` and at
-interpreter exit (and by the kernel if this process dies: PDEATHSIG).
+A daemon is keyed by everything on its command line (limits, mounts, env); a
+configuration has one daemon per slot of the pool (at most 4), used in turn. Each is
+started lazily on first use, restarted when it has died, stopped by :func:`stop_all`
+and at interpreter exit (and by the kernel if this process dies: PDEATHSIG).
 """
 
 from __future__ import annotations
@@ -48,8 +49,13 @@ log = logging.getLogger("gym_llm.sandbox")
 
 #: Where the init binary is mounted inside each jail.
 INIT_PATH = "/gym_llm_init"
-#: Daemons kept at once (least recently used stopped beyond this).
-MAX_DAEMONS = 8
+#: Configurations whose daemons are kept at once (least recently used stopped beyond).
+MAX_CONFIGURATIONS = 8
+#: Daemons per configuration at most, used in turn: one per slot of the pool. A single
+#: nsjail serialises every jail's set-up, and it sleeps in the kernel at times (moving
+#: each jail into its cgroups waits for an RCU grace period): with one daemon at 2
+#: concurrent trivial runs the cores sat 10-13% idle, with two 5-8%.
+MAX_DAEMONS_PER_CONFIGURATION = 4
 #: Spare jails per daemon at most (each holds an idle interpreter, about 10 MB).
 MAX_SPARES = 4
 #: A spare jail idle longer than this is discarded, not used (it extends the daemon's
@@ -120,6 +126,8 @@ class Daemon:
     spares: collections.deque[tuple[socket.socket, float]] = field(
         default_factory=collections.deque)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The configuration it serves: nsjail's argv without mode, port and log.
+    key: tuple[str, ...] = ()
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -245,7 +253,7 @@ def _start(argv_tail: Sequence[str], log_dir: str, netns: concurrent.futures.Exe
         deadline = time.monotonic() + 10
         while proc.poll() is None and time.monotonic() < deadline:
             if _listening(port):
-                return Daemon(proc, port, logfile, netns, spares)
+                return Daemon(proc, port, logfile, netns, spares, key=tuple(argv_tail))
             time.sleep(0.002)
         with contextlib.suppress(OSError):
             last = Path(logfile).read_text(errors="replace")[-800:]
@@ -270,7 +278,8 @@ def _enter_private_netns() -> None:
 
 
 class Daemons:
-    """The daemons of this process, keyed by their jail command line.
+    """The daemons of this process: for each jail command line (configuration), a group
+    of up to :data:`MAX_DAEMONS_PER_CONFIGURATION`, used in turn.
 
     Daemons are started from one long-lived thread, the *spawner*: PDEATHSIG follows
     the thread that forked, so a daemon must not be tied to a short-lived caller
@@ -287,7 +296,9 @@ class Daemons:
         """Fresh state; also in a forked child, where the parent's daemons are not ours
         (not our children: left alone) and the spawner thread did not survive the fork."""
         self._lock = threading.Lock()
-        self._daemons: dict[tuple[str, ...], Daemon] = {}
+        # configuration -> its daemons (None: not started yet), least recently started first
+        self._groups: dict[tuple[str, ...], list[Daemon | None]] = {}
+        self._turns: dict[tuple[str, ...], int] = {}
         self._netns_error: str | None = None
         self.__dict__.pop("unavailable", None)
         self._spawner = concurrent.futures.ThreadPoolExecutor(
@@ -311,21 +322,28 @@ class Daemons:
         self._spawner.submit(lambda: None).result()  # runs the initializer once
         return self._netns_error
 
+    def all(self) -> list[Daemon]:
+        """Every daemon started and not stopped (alive or found dead later)."""
+        with self._lock:
+            return [d for group in self._groups.values() for d in group if d is not None]
+
     def where(self) -> str:
         """Where the daemons listen, for ``gym-llm doctor``."""
         if self.unavailable:
             return f"none: {self.unavailable}"
         tid = self._spawner.submit(threading.get_native_id).result()
-        with self._lock:
-            ports = sorted(d.port for d in self._daemons.values())
+        ports = sorted(d.port for d in self.all())
         return (f"127.0.0.1 in the private network namespace /proc/{os.getpid()}/task/{tid}/ns/net "
                 f"(enterable by root only); ports in use now: {ports or 'none'}")
 
-    def _get_sync(self, key: tuple[str, ...], log_dir: str, spares: int) -> Daemon:
+    def _start_sync(self, key: tuple[str, ...], slot: int, log_dir: str,
+                    concurrency: int) -> Daemon:
+        """Daemon ``slot`` of ``key``'s group, (re)started unless another caller did."""
         with self._lock:
-            d = self._daemons.pop(key, None)
+            group = self._groups.pop(key, None) or [None] * daemon_count(concurrency)
+            self._groups[key] = group  # most recently used last
+            d = group[slot]
             if d is not None and d.alive():
-                self._daemons[key] = d  # most recently used last
                 return d
         if d is not None:
             log.warning("resident nsjail on port %d died (status %s); restarting",
@@ -333,30 +351,41 @@ class Daemons:
             d.stop()
         if self._netns_error:
             raise SandboxError(f"no resident nsjail: {self._netns_error}")
-        new = _start(key, log_dir, self._spawner, spares)
+        new = _start(key, log_dir, self._spawner, spare_count(concurrency))
         with self._lock:
-            evicted = [self._daemons.pop(k) for k in list(self._daemons)[
-                :max(0, len(self._daemons) + 1 - MAX_DAEMONS)]]
-            self._daemons[key] = new
+            group[slot] = new
+            old = list(self._groups)[:max(0, len(self._groups) - MAX_CONFIGURATIONS)]
+            evicted = [self._groups.pop(k) for k in old]
+            for k in old:
+                self._turns.pop(k, None)
         for e in evicted:
-            e.stop()
+            for d in e:
+                if d is not None:
+                    d.stop()
         return new
 
-    async def get(self, key: tuple[str, ...], log_dir: str, spares: int = 1) -> Daemon:
-        """The live daemon for ``key`` (nsjail argv without mode/port), started if needed
-        (keeping up to ``spares`` spare jails)."""
+    async def get(self, key: tuple[str, ...], log_dir: str, concurrency: int = 1) -> Daemon:
+        """A live daemon for ``key`` (nsjail argv without mode/port) serving a sandbox of
+        ``concurrency`` slots: the group's daemons in turn (:func:`daemon_count` of
+        them, each keeping :func:`spare_count` spares), each started when first needed."""
         with self._lock:
-            d = self._daemons.get(key)
+            turn = self._turns.get(key, 0)
+            self._turns[key] = turn + 1
+            slot = turn % daemon_count(concurrency)
+            group = self._groups.get(key)
+            d = group[slot] if group is not None else None
             if d is not None and d.alive():
                 return d
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._spawner, self._get_sync, key, log_dir, spares)
+        return await loop.run_in_executor(self._spawner, self._start_sync, key, slot, log_dir,
+                                          concurrency)
 
     def stop_all(self) -> None:
         """Stop every daemon (their jails die with them)."""
         with self._lock:
-            ds = list(self._daemons.values())
-            self._daemons.clear()
+            ds = [d for group in self._groups.values() for d in group if d is not None]
+            self._groups.clear()
+            self._turns.clear()
         for d in ds:
             d.stop()
 
@@ -493,16 +522,23 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
 
 
 def spare_count(concurrency: int) -> int:
-    """Spare jails kept by the daemon of a sandbox running at most ``concurrency``
+    """Spare jails kept by each daemon of a sandbox running at most ``concurrency``
     programs at once: one per slot, at most :data:`MAX_SPARES`."""
     return max(1, min(concurrency, MAX_SPARES))
 
 
+def daemon_count(concurrency: int) -> int:
+    """Daemons serving one configuration of a sandbox running at most ``concurrency``
+    programs at once: one per slot, at most :data:`MAX_DAEMONS_PER_CONFIGURATION`."""
+    return max(1, min(concurrency, MAX_DAEMONS_PER_CONFIGURATION))
+
+
 def max_conns(concurrency: int) -> int:
-    """A daemon's cap on live jails (nsjail ``--max_conns``) for a sandbox running at
-    most ``concurrency`` programs at once: those, the spares, as many as run that were
-    closed and are still being torn down, and one more. A backstop: the pool already
-    bounds the runs, and no other uid can connect."""
+    """Each daemon's cap on live jails (nsjail ``--max_conns``) for a sandbox running at
+    most ``concurrency`` programs at once: those (all may be on one daemon of the
+    group), its spares, as many as run that were closed and are still being torn down,
+    and one more. A backstop: the pool already bounds the runs, and no other uid can
+    connect."""
     return 2 * concurrency + spare_count(concurrency) + 1
 
 

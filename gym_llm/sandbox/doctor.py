@@ -81,9 +81,10 @@ def diagnose() -> list[dict[str, object]]:
     if resident_ok:
         detail = (f"runs (but sessions, compiled code, JavaScript) in jails cloned by a resident "
                   f"nsjail (init {init}); daemons "
-                  f"listen on {_resident.DAEMONS.where()}; up to min(concurrency, "
-                  f"{_resident.MAX_SPARES}) spare jails and at most 2 x concurrency + spares + 1 "
-                  "live jails each (--max_conns)")
+                  f"listen on {_resident.DAEMONS.where()}; per configuration one daemon per "
+                  f"slot (at most {_resident.MAX_DAEMONS_PER_CONFIGURATION}), each with up to "
+                  f"min(concurrency, {_resident.MAX_SPARES}) spare jails and at most "
+                  "2 x concurrency + spares + 1 live jails (--max_conns)")
     elif init is None:
         detail = ("no C compiler to build the jail init: every run starts nsjail "
                   "(≈ 5 ms more CPU per run)")

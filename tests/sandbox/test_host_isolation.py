@@ -113,8 +113,7 @@ def test_another_uid_cannot_reach_work_or_staging_dirs(uid, host):
 def test_another_uid_cannot_connect_to_a_resident_daemon(uid, host):
     sb = Sandbox(limits=Limits(wall_time_s=10))
     assert sb.run_code("python", "print(1)").stdout == "1\n"
-    with _resident.DAEMONS._lock:
-        daemons = list(_resident.DAEMONS._daemons.values())
+    daemons = _resident.DAEMONS.all()
     assert daemons
     tid = _resident.DAEMONS.netns.submit(__import__("threading").get_native_id).result()
     code = f"""
@@ -142,8 +141,7 @@ print(json.dumps(out))
 def test_a_networked_jail_cannot_reach_a_daemon(host):
     sb = Sandbox(limits=Limits(wall_time_s=10))
     sb.run_code("python", "pass")
-    with _resident.DAEMONS._lock:
-        ports = [d.port for d in _resident.DAEMONS._daemons.values()]
+    ports = [d.port for d in _resident.DAEMONS.all()]
     net = sb.run_code("python", f"""
 import socket
 for port in {ports}:
@@ -167,9 +165,8 @@ def test_a_daemon_caps_its_live_jails(host):
 
     assert sb.run_code("python", "print(1)").stdout == "1\n"
     cap = _resident.max_conns(2)
-    with _resident.DAEMONS._lock:
-        daemon = next(d for k, d in _resident.DAEMONS._daemons.items()
-                      if "--max_conns" in k and k[k.index("--max_conns") + 1] == str(cap))
+    daemon = next(d for d in _resident.DAEMONS.all()
+                  if "--max_conns" in d.key and d.key[d.key.index("--max_conns") + 1] == str(cap))
     socks = [daemon.netns.submit(daemon._connect).result() for _ in range(cap + 10)]
     try:
         deadline = time.monotonic() + 5
@@ -199,8 +196,7 @@ def test_doctor_names_the_uid_range_and_the_daemon_socket():
 
 def test_no_daemon_port_on_the_host_loopback(host):
     Sandbox(limits=Limits(wall_time_s=10)).run_code("python", "pass")
-    with _resident.DAEMONS._lock:
-        ports = {d.port for d in _resident.DAEMONS._daemons.values()}
+    ports = {d.port for d in _resident.DAEMONS.all()}
     for port in ports:
         s = socket.socket()
         with pytest.raises(ConnectionRefusedError):

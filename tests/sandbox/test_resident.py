@@ -16,15 +16,18 @@ from gym_llm.sandbox import Limits, Sandbox, SandboxError, _resident
 
 
 def _daemons() -> list[_resident.Daemon]:
-    return [d for d in _resident.DAEMONS._daemons.values() if d.alive()]
+    return [d for d in _resident.DAEMONS.all() if d.alive()]
 
 
-def test_python_runs_use_one_resident_daemon_and_fresh_jails(sb, host):
+def test_python_runs_use_one_resident_daemon_group_and_fresh_jails(sb, host):
     rs = [sb.run_code("python", "import os; print(os.getpid(), os.listdir('/tmp'))\n"
                       "open('/tmp/x', 'w').write('x')") for _ in range(5)]
     # PID 2: our init is PID 1 of each fresh PID namespace; /tmp is a fresh tmpfs.
     assert [r.stdout for r in rs] == ["2 []\n"] * 5, rs[0].stderr
-    assert len(_daemons()) == 1
+    # one configuration: its daemons, one per slot (at most 4), each run on the next
+    ds = _daemons()
+    assert len({d.key for d in ds}) == 1
+    assert len(ds) == _resident.daemon_count(sb.pool.max_concurrency)
 
 
 def test_program_cannot_reach_the_init_or_the_socket(sb, host):
@@ -51,57 +54,63 @@ def test_large_output_of_a_quick_program_arrives_whole(sb, host):
         assert [(r.exit_code, len(r.stdout)) for r in rs] == [(0, size + 1)] * 25
 
 
-def test_dead_daemon_is_restarted(sb, host):
-    assert sb.run_code("python", "print(1)").stdout == "1\n"
-    (d,) = _daemons()
-    os.kill(d.proc.pid, signal.SIGKILL)
-    d.proc.wait()
-    time.sleep(0.2)  # its jails die with it (PDEATHSIG); nothing is left to reap
-    r = sb.run_code("python", "print(2)")
-    assert r.stdout == "2\n", r.stderr
-    assert [x.proc.pid for x in _daemons()] != [d.proc.pid]
+def test_dead_daemons_are_restarted(sb, host):
+    n = _resident.daemon_count(sb.pool.max_concurrency)
+    assert [sb.run_code("python", "print(1)").stdout for _ in range(n)] == ["1\n"] * n
+    dead = _daemons()
+    assert len(dead) == n
+    for d in dead:
+        os.kill(d.proc.pid, signal.SIGKILL)
+        d.proc.wait()
+    time.sleep(0.2)  # their jails die with them (PDEATHSIG); nothing is left to reap
+    rs = [sb.run_code("python", "print(2)") for _ in range(n)]
+    assert [r.stdout for r in rs] == ["2\n"] * n, rs[0].stderr
+    assert len(_daemons()) == n
+    assert not {x.proc.pid for x in _daemons()} & {d.proc.pid for d in dead}
 
 
-def test_a_daemon_keeps_one_fresh_spare_jail_per_slot(sb_limits, host):
+def test_one_daemon_and_its_fresh_spare_jails_per_slot(sb_limits, host):
     import asyncio
 
     from gym_llm.aio import background_loop
 
     assert [_resident.spare_count(c) for c in (1, 2, 3, 64)] == [1, 2, 3, _resident.MAX_SPARES]
+    assert [_resident.daemon_count(c) for c in (1, 2, 64)] == [
+        1, 2, _resident.MAX_DAEMONS_PER_CONFIGURATION]
     assert _resident.max_conns(2) == 2 * 2 + 2 + 1
     sb = Sandbox(limits=sb_limits, max_concurrency=2)
     code = "import os\nprint(os.getpid(), os.listdir('/tmp'))\nopen('/tmp/x', 'w').write('x')"
-    assert sb.run_code("python", code).stdout == "2 []\n"
+    # runs take the group's daemons in turn: two runs start both
+    assert [sb.run_code("python", code).stdout for _ in range(2)] == ["2 []\n"] * 2
     cap = str(_resident.max_conns(2))
-    with _resident.DAEMONS._lock:
-        (daemon,) = [d for k, d in _resident.DAEMONS._daemons.items()
-                     if k[k.index("--max_conns") + 1] == cap and sb_limits.memory_mb << 20
-                     == int(k[k.index("--cgroup_mem_max") + 1])]
+    group = [d for d in _daemons() if d.key[d.key.index("--max_conns") + 1] == cap
+             and sb_limits.memory_mb << 20 == int(d.key[d.key.index("--cgroup_mem_max") + 1])]
+    assert len(group) == 2 and len({d.key for d in group}) == 1
 
-    def wait_for_spares(n: int) -> list[socket.socket]:
+    def full_spares() -> list[socket.socket]:
+        """Every spare of the group, once each daemon holds two (and no more)."""
         deadline = time.monotonic() + 10
-        while len(daemon.spares) < n and time.monotonic() < deadline:
+        while any(len(d.spares) < 2 for d in group) and time.monotonic() < deadline:
             time.sleep(0.01)
-        with daemon.lock:
-            return [s for s, _ in daemon.spares]
-
-    assert len(wait_for_spares(2)) == 2 and len(daemon.spares) == 2  # and no more
+        assert [len(d.spares) for d in group] == [2, 2]
+        return [s for d in group for s, _ in d.spares]
 
     async def two() -> list[str]:
         return [r.stdout for r in await asyncio.gather(*(sb.arun_code("python", code)
                                                          for _ in range(2)))]
 
-    # Both spares serve fresh jails (PID 2, empty /tmp), each once; the daemon refills.
-    first = wait_for_spares(2)
+    # Two runs use two spares (fresh jails: PID 2, empty /tmp), each once; both refill.
+    before = full_spares()
     assert background_loop().run(two()) == ["2 []\n"] * 2
-    assert all(s.fileno() == -1 for s in first)
-    # A spare idle past MAX_IDLE_S is closed, not used (its jail's time limit runs).
-    stale = wait_for_spares(2)
-    with daemon.lock:
-        daemon.spares = type(daemon.spares)(
-            (s, born - _resident.MAX_IDLE_S - 1) for s, born in daemon.spares)
+    assert sum(s.fileno() == -1 for s in before) == 2
+    # A spare idle past MAX_IDLE_S is closed, not used (its jail's time limit runs): the
+    # daemon that serves the next run closes both of its own.
+    stale = full_spares()
+    for d in group:
+        with d.lock:
+            d.spares = type(d.spares)((s, born - _resident.MAX_IDLE_S - 1) for s, born in d.spares)
     assert sb.run_code("python", code).stdout == "2 []\n"
-    assert all(s.fileno() == -1 for s in stale)
+    assert sum(s.fileno() == -1 for s in stale) == 2
 
 
 def _fake_daemon(reply: bytes) -> tuple[_resident.Daemon, threading.Thread]:
@@ -173,9 +182,12 @@ def _request_mode_daemons() -> list[_resident.Daemon]:
     (lambda sb: sb.run(["sh", "-c", "echo $$; ls -A /tmp"], stdin="x"), "2\n"),
 ])
 def test_argv_runs_use_fresh_resident_jails(sb, host, run, want):
-    rs = [run(sb) for _ in range(3)]
-    assert [r.stdout for r in rs] == [want] * 3, rs[0].stderr
-    assert len(_request_mode_daemons()) == 1
+    n = max(3, _resident.daemon_count(sb.pool.max_concurrency))  # starts the whole group
+    rs = [run(sb) for _ in range(n)]
+    assert [r.stdout for r in rs] == [want] * n, rs[0].stderr
+    ds = _request_mode_daemons()  # one configuration's group, whatever the argv
+    assert len({d.key for d in ds}) == 1
+    assert len(ds) == _resident.daemon_count(sb.pool.max_concurrency)
 
 
 def test_javascript_code_stays_on_the_per_run_path(sb, host):
