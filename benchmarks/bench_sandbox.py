@@ -7,8 +7,9 @@
 Latency: a trivial Python program (``pass``), jailed via ``Sandbox.run_code`` (default:
 a fresh jail cloned by the resident nsjail; and the per-run nsjail path) and bare
 (``<same python3> -c pass`` via subprocess), measured interleaved so both see the same
-machine state. Throughput: many concurrent runs (pool = cores) vs the same number of
-bare subprocesses with the same concurrency. Per language: throughput of trivial
+machine state; the same for a program that prints one line (its output frame and its
+exit frame reach the host as two small TCP writes). Throughput: many concurrent runs
+(pool = cores) vs the same number of bare subprocesses with the same concurrency. Per language: throughput of trivial
 programs (and Python with a file in and out) jailed vs the same sandbox code with
 ``isolation="none"`` (plain subprocesses: the same commands, compilers included,
 without the jail). Breakdown: where the jail's time goes, measured on raw nsjail
@@ -41,6 +42,10 @@ def _ms(xs: list[float]) -> str:
     return f"{statistics.median(xs) * 1000:.1f}"
 
 
+def _p90(xs: list[float]) -> str:
+    return f"{sorted(xs)[int(0.9 * (len(xs) - 1))] * 1000:.1f}"
+
+
 def _cpu() -> float:
     """CPU seconds of this process (all threads), its reaped descendants, and the
     resident nsjail daemons with their reaped jails (which are not our children)."""
@@ -57,15 +62,15 @@ def _cpu() -> float:
     return total
 
 
-def latency(sb: Sandbox, py: str, n: int) -> tuple[list[float], list[float]]:
-    """Interleaved wall times of bare and jailed trivial runs."""
+def latency(sb: Sandbox, py: str, n: int, code: str = "pass") -> tuple[list[float], list[float]]:
+    """Interleaved wall times of bare and jailed trivial runs of ``code``."""
     bare, jailed = [], []
     for _ in range(n):
         t0 = time.perf_counter()
-        subprocess.run([py, "-c", "pass"], check=True)
+        subprocess.run([py, "-c", code], check=True, stdout=subprocess.DEVNULL)
         bare.append(time.perf_counter() - t0)
         t1 = time.perf_counter()
-        r = sb.run_code("python", "pass")
+        r = sb.run_code("python", code)
         jailed.append(time.perf_counter() - t1)
         assert r.ok, r
     return bare, jailed
@@ -301,6 +306,7 @@ def main() -> None:
     sb.run_code("python", "pass")  # warm caches (ldd, stdlib paths)
     bare, jailed = latency(sb, py, args.n)
     ratio = statistics.median(jailed) / statistics.median(bare)
+    bare_out, jailed_out = latency(sb, py, args.n, "print(1)")
     tb, tj = throughput(sb, py, args.throughput_runs)
     per_run = Sandbox(resident=False)
     per_run.run_code("python", "pass")
@@ -321,6 +327,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     print(f"| trivial Python, median latency (ms, interleaved n={args.n}) | {_ms(bare)} | "
           f"{_ms(jailed)} | {ratio:.2f}x | <= 1.5x | {'yes' if ratio <= 1.5 else 'NO'} |")
+    print(f"| same, a program that prints a line (`print(1)`; p90 {_p90(bare_out)} / "
+          f"{_p90(jailed_out)} ms) | {_ms(bare_out)} | {_ms(jailed_out)} | "
+          f"{statistics.median(jailed_out) / statistics.median(bare_out):.2f}x | | |")
     print(f"| same, per-run nsjail + pre-spawned jail (`resident=False`, n={len(jailed_p)}) "
           f"| {_ms(bare_p)} | {_ms(jailed_p)} | {ratio_p:.2f}x | | |")
     print(f"| same, per-run nsjail, `prespawn=False` (n={len(cold_c)}) | {_ms(bare_c)} | "

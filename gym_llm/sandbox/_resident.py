@@ -67,6 +67,7 @@ _CHUNK = 256 * 1024
 #: The init's frames carry at most 64 KiB (its buffer); anything longer is malformed.
 _MAX_FRAME = 64 * 1024
 _PR_SET_PDEATHSIG = 1
+_SYS_PIDFD_GETFD = 438  # the same number on every architecture
 _CLONE_NEWNET = 0x40000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
@@ -231,6 +232,31 @@ def _listening(port: int) -> bool:
     return False
 
 
+def _no_delay(pid: int) -> None:
+    """Set TCP_NODELAY on the sockets of daemon ``pid`` (just started: its listening
+    socket), so every connection it accepts inherits it. nsjail relays each frame of the
+    init as a write of its own, and with Nagle's algorithm the next small frame (the exit
+    status after the output, say) waited for our delayed ACK: a run that printed
+    anything took 11 ms longer at the median and 45 ms at the 90th percentile."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
+                    continue
+            fd = libc.syscall(_SYS_PIDFD_GETFD, pidfd, int(name), 0)
+            if fd < 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"pidfd_getfd: {os.strerror(err)}")
+            with socket.socket(fileno=fd) as dup:  # closes our duplicate only
+                if dup.type == socket.SOCK_STREAM and dup.family in (socket.AF_INET,
+                                                                      socket.AF_INET6):
+                    dup.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    finally:
+        os.close(pidfd)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -253,6 +279,10 @@ def _start(argv_tail: Sequence[str], log_dir: str, netns: concurrent.futures.Exe
         deadline = time.monotonic() + 10
         while proc.poll() is None and time.monotonic() < deadline:
             if _listening(port):
+                try:
+                    _no_delay(proc.pid)
+                except OSError as e:  # slower runs (see _no_delay), never failed ones
+                    log.warning("cannot set TCP_NODELAY on the resident nsjail: %s", e)
                 return Daemon(proc, port, logfile, netns, spares, key=tuple(argv_tail))
             time.sleep(0.002)
         with contextlib.suppress(OSError):

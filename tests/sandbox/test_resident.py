@@ -113,6 +113,35 @@ def test_one_daemon_and_its_fresh_spare_jails_per_slot(sb_limits, host):
     assert sum(s.fileno() == -1 for s in stale) == 2
 
 
+def test_daemon_connections_send_small_frames_at_once(sb_limits, host):
+    # TCP_NODELAY on every daemon socket (the listener and the jails' connections, which
+    # inherit it): with Nagle's algorithm the exit frame after a program's output waited
+    # for the host's delayed ACK (+11 ms median, +45 ms p90 per printing run).
+    import ctypes
+
+    sb = Sandbox(limits=sb_limits, max_concurrency=1)
+    assert sb.run_code("python", "print(1)").stdout == "1\n"
+    (daemon,) = [d for d in _daemons() if d.key[d.key.index("--max_conns") + 1]
+                 == str(_resident.max_conns(1)) and d.key[d.key.index("--cgroup_mem_max") + 1]
+                 == str(sb_limits.memory_mb << 20)]
+    deadline = time.monotonic() + 10
+    while not daemon.spares and time.monotonic() < deadline:
+        time.sleep(0.01)
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(daemon.proc.pid)
+    nodelay = []
+    try:
+        for name in os.listdir(f"/proc/{daemon.proc.pid}/fd"):
+            if os.readlink(f"/proc/{daemon.proc.pid}/fd/{name}").startswith("socket:"):
+                fd = libc.syscall(_resident._SYS_PIDFD_GETFD, pidfd, int(name), 0)
+                assert fd >= 0, os.strerror(ctypes.get_errno())
+                with socket.socket(fileno=fd) as dup:
+                    nodelay.append(dup.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+    finally:
+        os.close(pidfd)
+    assert len(nodelay) >= 2 and all(nodelay), nodelay  # the listener and the spare
+
+
 def _fake_daemon(reply: bytes) -> tuple[_resident.Daemon, threading.Thread]:
     """A loopback listener speaking bytes of our choosing in place of a jail (in the
     daemons' private network namespace, where the host connects)."""
