@@ -7,6 +7,7 @@ import contextlib
 import datetime
 import os
 import platform
+import resource
 import shlex
 import subprocess
 import sys
@@ -46,6 +47,25 @@ def episode_actions(env_id: str, n: int) -> list[tuple[int, str]]:
             action = f"```python\n{task.answer}\n```" if i % 2 == 0 else "```python\ndef f():\n    pass\n```"
         episodes.append((i % size, action))
     return episodes
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all threads), its reaped descendants, and the
+    sandbox's resident nsjail daemons with the jails they reaped (not our children, so
+    ``RUSAGE_CHILDREN`` misses them): what the sandbox runs of a benchmark cost."""
+    from gym_llm.sandbox import _resident
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    for d in _resident.DAEMONS.all():
+        try:
+            with open(f"/proc/{d.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # utime, stime, cutime, cstime (fields 14-17 of stat(5))
+        total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def process_tree(root: psutil.Process) -> list[psutil.Process]:

@@ -23,14 +23,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import header  # noqa: E402
+from _common import cpu_seconds, header  # noqa: E402
 from gym_llm_code.harness import Job, arun_job, default_sandbox  # noqa: E402
 from gym_llm_code.jail.plain import decode, encode, plain_equal  # noqa: E402
 from gym_llm_code.problems import function_problems  # noqa: E402
@@ -39,21 +38,16 @@ from gym_llm_code.verify import GradingPolicy, averify, function_steps  # noqa: 
 TARGET = 25.0
 
 
-def _cpu() -> float:
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
 def _answer(problem) -> str:
     return f"```python\n{problem.reference}```"
 
 
 async def _ours(sb, problems, rotation_of, policy) -> tuple[float, float, int]:
     """(solutions/s, CPU s per solution, number that scored 1.0)."""
-    c0, t0 = _cpu(), time.perf_counter()
+    c0, t0 = cpu_seconds(), time.perf_counter()
     results = await asyncio.gather(*(averify(function_steps(p, _answer(p), rotation_of(i), policy), sb)
                                      for i, p in enumerate(problems)))
-    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     return len(problems) / wall, cpu / len(problems), sum(r.score == 1.0 for r in results)
 
 
@@ -76,10 +70,10 @@ async def _per_test_anchor(sb, problems, policy) -> tuple[float, float, int]:
                                      inputs=[[encode(a) for a in args]]))
         return bool(out.results) and "value" in out.results[0] and plain_equal(expected, decode(out.results[0]["value"]))
 
-    c0, t0 = _cpu(), time.perf_counter()
+    c0, t0 = cpu_seconds(), time.perf_counter()
     oks = await asyncio.gather(*(run_case(p, a, e) for p, cases in zip(problems, all_cases, strict=True)
                                  for a, e in cases))
-    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     per_solution = [len(c) for c in all_cases]
     passed, k = 0, 0
     for n in per_solution:

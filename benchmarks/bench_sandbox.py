@@ -32,7 +32,9 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-from gym_llm.sandbox import Limits, Sandbox, _nsjail, _resident
+from _common import cpu_seconds
+
+from gym_llm.sandbox import Limits, Sandbox, _nsjail
 from gym_llm.sandbox._nsjail import find_nsjail, python_executable, top_level_symlinks
 from gym_llm.sandbox.doctor import HELLO
 from gym_llm.sandbox.languages import get_language, resolve
@@ -44,22 +46,6 @@ def _ms(xs: list[float]) -> str:
 
 def _p90(xs: list[float]) -> str:
     return f"{sorted(xs)[int(0.9 * (len(xs) - 1))] * 1000:.1f}"
-
-
-def _cpu() -> float:
-    """CPU seconds of this process (all threads), its reaped descendants, and the
-    resident nsjail daemons with their reaped jails (which are not our children)."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-    for d in _resident.DAEMONS.all():
-        try:
-            with open(f"/proc/{d.proc.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # utime, stime, cutime, cstime (fields 14-17 of stat(5))
-        total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
 def latency(sb: Sandbox, py: str, n: int, code: str = "pass") -> tuple[list[float], list[float]]:
@@ -91,11 +77,11 @@ def cpu_per_run(sandboxes: list[Sandbox], py: str, n: int = 20, rounds: int = 4
     for _ in range(rounds):
         for i, run in enumerate(runners):
             time.sleep(0.3)
-            c0 = _cpu()
+            c0 = cpu_seconds()
             for _ in range(n):
                 run()
             time.sleep(0.3)
-            samples[i].append((_cpu() - c0) / n)
+            samples[i].append((cpu_seconds() - c0) / n)
     return [statistics.median(x) for x in samples]
 
 
