@@ -270,9 +270,8 @@ def print_languages(runs: int) -> None:
           "interleaved rounds):\n")
     print("| program | unjailed runs/s | jailed runs/s | ratio | path |")
     print("|---|---|---|---|---|")
-    for (label, lang, _, _), (_, b, j) in zip(LANGUAGE_CASES, languages(runs), strict=True):
+    for (label, *_), (_, b, j) in zip(LANGUAGE_CASES, languages(runs), strict=True):
         path = ("per-run nsjail (compile jail + run jail)" if "compile" in label else
-                "per-run nsjail (measured slower resident)" if lang == "javascript" else
                 "resident nsjail")
         print(f"| {label} | {b:.1f} | {j:.1f} | {j / b:.2f}x | {path} |")
 

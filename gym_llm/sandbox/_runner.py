@@ -182,8 +182,7 @@ class Runner:
                 env=tuple(full_env.items()),
                 use_rlimit_as=lang.use_rlimit_as if lang else True,
                 host_workdir=bool(files or output_files) and session_dir is None)
-            if (self.resident and (lang is None or lang.resident)
-                    and spec_residentable(spec, session_dir, src_files, files)
+            if (self.resident and spec_residentable(spec, session_dir, src_files, files)
                     and (init := _resident.init_binary()) is not None
                     and not _resident.DAEMONS.unavailable):
                 resident = await self._execute_resident(spec, init, stdin, limits, lang,

@@ -37,8 +37,7 @@ class Language:
     user's stdin (so the interpreter can be started before the program is known); for compiled languages ``compile_argv(exe, out)`` reads the source on
     stdin and writes the binary to ``out``, under ``compile_limits`` (merged over the
     caller's limits). ``use_rlimit_as=False`` for runtimes that reserve huge address
-    space (V8): memory is then limited by the cgroup only. ``resident=False`` keeps a
-    language on the per-run nsjail path where the resident one measured slower.
+    space (V8): memory is then limited by the cgroup only.
     """
 
     name: str
@@ -52,7 +51,6 @@ class Language:
     compile_argv: Callable[[str, str], list[str]] | None = None
     compile_limits: dict[str, float | int] = field(default_factory=dict)
     use_rlimit_as: bool = True
-    resident: bool = True
     env: dict[str, str] = field(default_factory=dict)
     oom_markers: tuple[str, ...] = ()
 
@@ -149,9 +147,6 @@ LANGUAGES: dict[str, Language] = {
         run_inline=lambda exe, code: [exe, "-e", code],
         run_file=lambda exe, path: [exe, path],
         use_rlimit_as=False,
-        # node in a resident jail: less CPU per run (25.7 vs 29.4 ms) but 22-66 ms per
-        # run instead of 36 ms, and 37 vs 52 runs/s at 2 concurrent (cause not found).
-        resident=False,
         oom_markers=("JavaScript heap out of memory", "Fatal process OOM"),
     ),
     "c": Language(
