@@ -271,8 +271,7 @@ def print_languages(runs: int) -> None:
     print("| program | unjailed runs/s | jailed runs/s | ratio | path |")
     print("|---|---|---|---|---|")
     for (label, *_), (_, b, j) in zip(LANGUAGE_CASES, languages(runs), strict=True):
-        path = ("per-run nsjail (compile jail + run jail)" if "compile" in label else
-                "resident nsjail")
+        path = "resident nsjail" + (" (compile jail + run jail)" if "compile" in label else "")
         print(f"| {label} | {b:.1f} | {j:.1f} | {j / b:.2f}x | {path} |")
 
 

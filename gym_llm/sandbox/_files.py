@@ -14,7 +14,7 @@ import os
 import secrets
 import stat
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from gym_llm.sandbox import _nsjail
@@ -97,9 +97,11 @@ def jail_owner() -> tuple[int, int]:
     return caps.jail_uid, caps.jail_gid
 
 
-def write_tree(root: str, files: Mapping[str, str | bytes], owner: tuple[int, int] | None) -> None:
+def write_tree(root: str, files: Mapping[str, str | bytes], owner: tuple[int, int] | None,
+               executable: Sequence[str] = ()) -> None:
     """Write ``files`` under ``root`` without following any symlink (the tree may have
-    been written by a jail before, in a session)."""
+    been written by a jail before, in a session); those named in ``executable`` get
+    mode 0755, the others 0644."""
     for name, data in files.items():
         rel = check_name(name)
         parts = rel.split(os.sep)
@@ -125,6 +127,8 @@ def write_tree(root: str, files: Mapping[str, str | bytes], owner: tuple[int, in
                          0o644, dir_fd=dfd)
             with os.fdopen(fd, "wb") as f:
                 f.write(to_bytes(data))
+                if name in executable:
+                    os.fchmod(f.fileno(), 0o755)
             if owner:
                 os.chown(parts[-1], *owner, dir_fd=dfd, follow_symlinks=False)
         finally:

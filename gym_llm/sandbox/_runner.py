@@ -36,11 +36,21 @@ from gym_llm.sandbox._jail import (
     parse_log,
     reap_cgroups,
 )
-from gym_llm.sandbox._nsjail import SRCDIR
+from gym_llm.sandbox._nsjail import SRCDIR, WORKDIR
 from gym_llm.sandbox._pool import SandboxPool
 from gym_llm.sandbox._spares import SPARES
 from gym_llm.sandbox._types import ExecResult, Limits, SandboxError
-from gym_llm.sandbox.languages import MAX_INLINE_CODE, Language, get_language, library_dirs, resolve
+from gym_llm.sandbox.languages import (
+    MAX_INLINE_CODE,
+    Language,
+    get_language,
+    library_dirs,
+    resolve,
+    runtime_library_dirs,
+)
+
+#: The compiled program's name in the run jail's ``/work`` on the resident path.
+BINARY = ".gym_llm_prog"
 
 
 class Runner:
@@ -118,12 +128,32 @@ class Runner:
                 files=files, output_files=output_files, env={**lang.env, **(env or {})},
                 session_dir=session_dir, src_files=src_files, lang=lang)
         # Compile in a jail of its own (own limits; the toolchain sees /usr), with the
-        # source on stdin and the binary written to a host dir mounted at /src.
+        # source on stdin; the run jail sees the binary and the libraries any program
+        # of this compiler links.
+        clim = lang.compile_limits_for(limits)
+        run_mounts = list(runtime_library_dirs(lang.name, exe))
+        if self._resident_available() and session_dir is None:
+            # The binary comes back as an output file of the compile jail and goes into
+            # the run jail's /work as an input file: both jails are resident ones.
+            comp = await self._execute(
+                lang.compile_argv(exe, f"{WORKDIR}/{BINARY}"), limits=clim,
+                ro_mounts=lang.mounts(exe), stdin=code, files=None, output_files=[BINARY],
+                env=None, session_dir=None, lang=lang)
+            comp.stage = "compile"
+            binary = comp.files.pop(BINARY, None)
+            if not comp.ok or binary is None:
+                return comp
+            run = await self._execute(
+                [f"{WORKDIR}/{BINARY}", *args], limits=limits, ro_mounts=run_mounts,
+                stdin=stdin, files={**(files or {}), BINARY: binary}, executable=(BINARY,),
+                output_files=output_files, env=env, session_dir=None, lang=lang)
+            run.compile_result = comp
+            return run
+        # Otherwise the binary is written to a host dir mounted at /src.
         with staged() as stage:
             out_dir = os.path.join(stage, "bin")
             os.mkdir(out_dir, 0o755)
             os.chown(out_dir, *jail_owner())
-            clim = lang.compile_limits_for(limits)
             comp = await self._execute(
                 lang.compile_argv(exe, f"{SRCDIR}/prog"), limits=clim,
                 ro_mounts=lang.mounts(exe), stdin=code, files=None, output_files=(), env=None,
@@ -133,8 +163,8 @@ class Runner:
             if not comp.ok or not os.path.isfile(prog) or os.path.islink(prog):
                 return comp
             run = await self._execute(
-                [f"{SRCDIR}/prog", *args], limits=limits, ro_mounts=[f"{out_dir}:{SRCDIR}"]
-                + list(library_dirs(prog)), stdin=stdin,
+                [f"{SRCDIR}/prog", *args], limits=limits,
+                ro_mounts=[f"{out_dir}:{SRCDIR}", *run_mounts], stdin=stdin,
                 files=files, output_files=output_files, env=env, session_dir=session_dir,
                 lang=lang)
             run.compile_result = comp
@@ -154,7 +184,10 @@ class Runner:
         src_files: Mapping[str, str | bytes] | None = None,
         lang: Language | None = None,
         rw_mounts: Sequence[str] = (),
+        executable: Sequence[str] = (),
     ) -> ExecResult:
+        """Run ``command`` in a fresh jail (the ``files`` named in ``executable`` get
+        mode 0755, the others 0644)."""
         output_files = [check_name(n) for n in output_files]
         for name in files or ():
             check_name(name)
@@ -182,11 +215,10 @@ class Runner:
                 env=tuple(full_env.items()),
                 use_rlimit_as=lang.use_rlimit_as if lang else True,
                 host_workdir=bool(files or output_files) and session_dir is None)
-            if (self.resident and spec_residentable(spec, session_dir, src_files, files)
-                    and (init := _resident.init_binary()) is not None
-                    and not _resident.DAEMONS.unavailable):
+            if (self._resident_available() and spec_residentable(spec, session_dir, src_files, files)
+                    and (init := _resident.init_binary()) is not None):
                 resident = await self._execute_resident(spec, init, stdin, limits, lang,
-                                                        files or {}, output_files)
+                                                        files or {}, output_files, executable)
                 if resident is not None:
                     return resident
             # Only runs whose whole program arrives on stdin can use a jail started
@@ -199,7 +231,7 @@ class Runner:
                 workdir = session_dir or jail.workdir
                 if files:
                     assert workdir is not None
-                    write_tree(workdir, files, jail_owner())
+                    write_tree(workdir, files, jail_owner(), executable)
                 raw = await drive(jail.proc, stdin=to_bytes(stdin),
                                   wall_time_s=limits.wall_time_s,
                                   max_output_bytes=limits.max_output_bytes,
@@ -218,7 +250,8 @@ class Runner:
     async def _execute_resident(self, spec: JailSpec, init: str, stdin: str | bytes,
                                 limits: Limits, lang: Language | None,
                                 files: Mapping[str, str | bytes],
-                                output_files: Sequence[str]) -> ExecResult | None:
+                                output_files: Sequence[str],
+                                executable: Sequence[str]) -> ExecResult | None:
         """One run in a fresh jail cloned by the resident daemon of ``spec``; None when the
         daemon is alive but started no jail (it refuses connections past its ``--max_conns``
         while jails of cancelled runs are still being torn down): the program never ran,
@@ -231,7 +264,8 @@ class Runner:
         key = _daemon_key(spec, init, prestart, self.pool.max_concurrency)
         cap = limits.max_file_mb * 1024 * 1024
         req = _resident.request(() if prestart else spec.command,
-                                [(check_name(n), 0o644, to_bytes(d)) for n, d in files.items()],
+                                [(check_name(n), 0o755 if n in executable else 0o644, to_bytes(d))
+                                 for n, d in files.items()],
                                 output_files, cap, to_bytes(stdin))
         for attempt in (0, 1):
             daemon = await _resident.DAEMONS.get(key, base_dir(), self.pool.max_concurrency)
@@ -261,6 +295,11 @@ class Runner:
         result = self._result(raw, raw_exit, raw_sig, False, limits, lang, None, ())
         result.files = out.files
         return result
+
+    def _resident_available(self) -> bool:
+        """Whether this runner uses resident daemons and this host can have them."""
+        return (self.resident and self.nsjail is not None and _resident.init_binary() is not None
+                and not _resident.DAEMONS.unavailable)
 
     def _result(self, raw: RawResult, raw_exit: int, raw_sig: int | None,
                 nsjail_timeout: bool, limits: Limits, lang: Language | None,
@@ -340,8 +379,8 @@ def spec_residentable(spec: JailSpec, session_dir: str | None,
                       files: Mapping[str, str | bytes] | None) -> bool:
     """Can a resident daemon serve this run? Programs whose files fit the jail's tmpfs
     ``/work``: a daemon's mounts are fixed, so per-run host dirs (sessions, sources
-    too long for the command line, a compiler's output dir and the compiled binary,
-    all in the staging dir) need a per-run nsjail; input files
+    too long for the command line, the per-run path's compiler output dir, all in the
+    staging dir) need a per-run nsjail; input files
     travel over the connection, each at most ``max_file_mb`` (RLIMIT_FSIZE binds the
     init too) and all together at most half the tmpfs, none inside another (the
     per-run path reports that as ``ValueError``); and without the network (a jail with

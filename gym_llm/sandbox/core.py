@@ -62,8 +62,8 @@ class Sandbox(Runner):
     and timeouts only) and warns loudly. ``languages`` restricts ``run_code`` to a
     subset of the language table; ``extra_ro_mounts`` are host paths the jail may read.
     All methods are safe to call from many threads and coroutines at once.
-    ``resident`` runs programs (Python, bash, JavaScript, any ``run`` argv, files in and
-    out; not sessions or compiled code) in a fresh jail cloned by resident
+    ``resident`` runs programs (Python, bash, JavaScript, C/C++ compile and run, any
+    ``run`` argv, files in and out; not sessions) in a fresh jail cloned by resident
     ``nsjail -Ml`` daemons of the configuration (no nsjail start-up per run); otherwise, or where
     no C compiler can build the jail init, each run starts nsjail. ``prespawn`` keeps the next such per-run jail of a configuration started
     and waiting for its program (languages that read it from stdin: Python), so a run

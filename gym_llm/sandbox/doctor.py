@@ -79,7 +79,7 @@ def diagnose() -> list[dict[str, object]]:
     why_not = _resident.DAEMONS.unavailable
     resident_ok = init is not None and not why_not
     if resident_ok:
-        detail = (f"runs (but sessions and compiled code) in jails cloned by a resident "
+        detail = (f"runs (but sessions) in jails cloned by a resident "
                   f"nsjail (init {init}); daemons "
                   f"listen on {_resident.DAEMONS.where()}; per configuration one daemon per "
                   f"slot (at most {_resident.MAX_DAEMONS_PER_CONFIGURATION}), each with up to "

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -36,8 +37,10 @@ class Language:
     the program from stdin, framed by ``frame_program(code, args)`` ahead of the
     user's stdin (so the interpreter can be started before the program is known); for compiled languages ``compile_argv(exe, out)`` reads the source on
     stdin and writes the binary to ``out``, under ``compile_limits`` (merged over the
-    caller's limits). ``use_rlimit_as=False`` for runtimes that reserve huge address
-    space (V8): memory is then limited by the cgroup only.
+    caller's limits); ``link_probe`` is a program that uses every library the compile
+    command line links, so its libraries' directories are those of any program built
+    (:func:`runtime_library_dirs`). ``use_rlimit_as=False`` for runtimes that reserve
+    huge address space (V8): memory is then limited by the cgroup only.
     """
 
     name: str
@@ -50,6 +53,7 @@ class Language:
     frame_program: Callable[[str, Sequence[str]], bytes] | None = None
     compile_argv: Callable[[str, str], list[str]] | None = None
     compile_limits: dict[str, float | int] = field(default_factory=dict)
+    link_probe: str = ""
     use_rlimit_as: bool = True
     env: dict[str, str] = field(default_factory=dict)
     oom_markers: tuple[str, ...] = ()
@@ -71,7 +75,12 @@ def _which(name: str) -> str | None:
 
 @functools.cache
 def library_dirs(exe: str) -> tuple[str, ...]:
-    """Directories (symlinks resolved) holding the shared libraries ``exe`` links."""
+    """Directories (symlinks resolved) holding the shared libraries ``exe`` links
+    (cached: for installed executables, whose path names them)."""
+    return _library_dirs(exe)
+
+
+def _library_dirs(exe: str) -> tuple[str, ...]:
     try:
         # the jail runs with no host environment, so resolve libraries as it will:
         # an LD_LIBRARY_PATH set by torch or a venv must not add host mounts
@@ -155,6 +164,8 @@ LANGUAGES: dict[str, Language] = {
         compile_argv=lambda exe, out: [exe, "-O2", "-std=gnu17", "-pipe", "-x", "c", "-",
                                        "-o", out, "-lm"],
         compile_limits=_COMPILE_LIMITS,
+        link_probe="#include <math.h>\n#include <stdio.h>\n"
+                   "int main(int c, char **v) { printf(\"%f\", sqrt(c)); }\n",
         oom_markers=("Cannot allocate memory",),
     ),
     "cpp": Language(
@@ -163,6 +174,8 @@ LANGUAGES: dict[str, Language] = {
         compile_argv=lambda exe, out: [exe, "-O2", "-std=gnu++17", "-pipe", "-x", "c++", "-",
                                        "-o", out],
         compile_limits=_COMPILE_LIMITS,
+        link_probe="#include <cmath>\n#include <iostream>\n"
+                   "int main(int c, char **) { std::cout << std::sqrt(c); }\n",
         oom_markers=("std::bad_alloc", "Cannot allocate memory"),
     ),
 }
@@ -181,6 +194,27 @@ def get_language(name: str) -> Language:
     except KeyError:
         known = sorted({*LANGUAGES, *ALIASES})
         raise ValueError(f"unknown language {name!r}; known: {known}") from None
+
+
+@functools.cache
+def runtime_library_dirs(name: str, exe: str) -> tuple[str, ...]:
+    """The directories a program built by ``name``'s compiler ``exe`` loads libraries
+    from: those of its :attr:`Language.link_probe`, built once, unjailed (our own
+    source). A program cannot link anything else (it cannot add linker flags), so a
+    run jail mounts these whatever the program, and no per-program ``ldd`` is needed."""
+    lang = get_language(name)
+    assert lang.compile_argv is not None and lang.link_probe
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "probe")
+        try:
+            r = subprocess.run(lang.compile_argv(exe, out), input=lang.link_probe.encode(),
+                               capture_output=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+        except (OSError, subprocess.SubprocessError) as e:
+            raise SandboxError(f"cannot build the {name} link probe with {exe}: {e}") from e
+        if r.returncode != 0 or not os.path.isfile(out):
+            raise SandboxError(f"cannot build the {name} link probe with {exe}: "
+                               f"{r.stderr.decode(errors='replace')[-500:]}")
+        return _library_dirs(out)
 
 
 @functools.cache

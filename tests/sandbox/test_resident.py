@@ -226,6 +226,45 @@ def test_javascript_runs_in_resident_jails(sb, host):
     assert [r.stdout for r in rs] == ["2 []\n"] * 3, rs[0].stderr
 
 
+COMPILED = {
+    "c": ('#include <math.h>\n#include <stdio.h>\n#include <unistd.h>\n'
+          'int main(int c, char **v) { char b[16] = {0}; FILE *f = fopen("in.txt", "r");'
+          ' fgets(b, 16, f); FILE *o = fopen("out.txt", "w"); fprintf(o, "%s!", b); fclose(o);'
+          ' printf("%d %s %.3f\\n", getpid(), v[1], sqrt(2.0 * (c - 1))); return 0; }'),
+    "cpp": ('#include <cmath>\n#include <fstream>\n#include <iostream>\n#include <string>\n'
+            '#include <unistd.h>\nint main(int c, char **v) { std::string b;'
+            ' std::ifstream("in.txt") >> b; std::ofstream("out.txt") << b << "!";'
+            ' std::cout << getpid() << " " << v[1] << " " << std::sqrt(2.0 * (c - 1)) << std::endl; }'),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(COMPILED))
+def test_compiled_code_runs_in_resident_jails(sb, host, lang):
+    # The binary comes back from a resident compile jail and goes into a resident run
+    # jail as an input file: PID 2 under our init; the per-run path gives the same result.
+    want = "1.414" if lang == "c" else "1.41421"
+    for resident, pid in ((sb, 2), (Sandbox(limits=sb.limits, resident=False), 1)):
+        r = resident.run_code(lang, COMPILED[lang], args=["a1"], files={"in.txt": "hi"},
+                              output_files=["out.txt"])
+        assert (r.ok, r.stdout) == (True, f"{pid} a1 {want}\n"), r.stderr
+        assert r.files == {"out.txt": b"hi!"}
+        assert r.compile_result is not None and r.compile_result.ok
+        assert r.compile_result.files == {}  # the binary is not handed to the caller
+
+
+def test_compiled_programs_get_the_library_dirs_of_their_compiler(tmp_path):
+    from gym_llm.sandbox.languages import library_dirs, resolve, runtime_library_dirs
+
+    libc = os.path.dirname(os.path.realpath(next(
+        p for p in Path("/proc/self/maps").read_text().split() if "/libc.so" in p)))
+    for lang in ("c", "cpp"):
+        dirs = runtime_library_dirs(lang, resolve(lang))
+        assert libc in dirs and all(os.path.isdir(d) for d in dirs), dirs
+        assert set(library_dirs("/bin/true")) <= set(dirs)
+    with pytest.raises(SandboxError, match="link probe"):
+        runtime_library_dirs("c", "/bin/false")
+
+
 def test_files_in_and_out_travel_over_the_connection(sb, host):
     r = sb.run(["bash", "-c", "echo $$; cat a/b.txt > out.txt; ln -s /usr/lib/os-release link; "
                 "mkfifo fifo; mkdir -p d/e; printf 123 > d/e/f; ln -s d dlink; "
