@@ -54,7 +54,7 @@ MAX_CONFIGURATIONS = 8
 #: Daemons per configuration at most, used in turn: one per slot of the pool. A single
 #: nsjail serialises every jail's set-up, and it sleeps in the kernel at times (moving
 #: each jail into its cgroups waits for an RCU grace period): with one daemon at 2
-#: concurrent trivial runs the cores sat 10-13% idle, with two 5-8%.
+#: concurrent trivial runs the cores sat 12-15% idle, with two 8-10%.
 MAX_DAEMONS_PER_CONFIGURATION = 4
 #: Spare jails per daemon at most (each holds an idle interpreter, about 10 MB).
 MAX_SPARES = 4
