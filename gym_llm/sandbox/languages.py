@@ -11,6 +11,7 @@ without the system's tools and headers.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import shutil
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from gym_llm.sandbox import _pyboot
 from gym_llm.sandbox._nsjail import python_executable
 from gym_llm.sandbox._types import Limits, SandboxError
+
+log = logging.getLogger("gym_llm.sandbox")
 
 #: Code longer than this goes into a read-only file instead of the command line
 #: (Linux caps one argument at 128 KiB).
@@ -93,8 +96,17 @@ def _library_dirs(exe: str) -> tuple[str, ...]:
         dirs.append(os.path.dirname(path))
         dirs.append(os.path.dirname(os.path.realpath(path)))
     if not dirs:  # static binary, or ldd missing: the usual places
-        dirs = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"]
+        return _usual_library_dirs()
+    return _existing(dirs)
+
+
+def _existing(dirs: Sequence[str]) -> tuple[str, ...]:
+    """``dirs`` with symlinks resolved, those that exist, each once."""
     return tuple(d for d in dict.fromkeys(os.path.realpath(d) for d in dirs) if os.path.isdir(d))
+
+
+def _usual_library_dirs() -> tuple[str, ...]:
+    return _existing(["/lib", "/lib64", "/usr/lib", "/usr/lib64"])
 
 
 @functools.cache
@@ -201,7 +213,10 @@ def runtime_library_dirs(name: str, exe: str) -> tuple[str, ...]:
     """The directories a program built by ``name``'s compiler ``exe`` loads libraries
     from: those of its :attr:`Language.link_probe`, built once, unjailed (our own
     source). A program cannot link anything else (it cannot add linker flags), so a
-    run jail mounts these whatever the program, and no per-program ``ldd`` is needed."""
+    run jail mounts these whatever the program, and no per-program ``ldd`` is needed.
+    Where the probe cannot be built, the compiler's own and the usual library
+    directories (with a warning): the jailed compile of the program then reports what
+    is wrong as its result."""
     lang = get_language(name)
     assert lang.compile_argv is not None and lang.link_probe
     with tempfile.TemporaryDirectory() as d:
@@ -209,12 +224,14 @@ def runtime_library_dirs(name: str, exe: str) -> tuple[str, ...]:
         try:
             r = subprocess.run(lang.compile_argv(exe, out), input=lang.link_probe.encode(),
                                capture_output=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+            why = r.stderr.decode(errors="replace")[-500:]
         except (OSError, subprocess.SubprocessError) as e:
-            raise SandboxError(f"cannot build the {name} link probe with {exe}: {e}") from e
-        if r.returncode != 0 or not os.path.isfile(out):
-            raise SandboxError(f"cannot build the {name} link probe with {exe}: "
-                               f"{r.stderr.decode(errors='replace')[-500:]}")
-        return _library_dirs(out)
+            r, why = None, str(e)
+        if r is not None and r.returncode == 0 and os.path.isfile(out):
+            return _library_dirs(out)
+    log.warning("cannot build the %s link probe with %s (%s): its programs get the "
+                "compiler's and the usual library directories", name, exe, why.strip())
+    return _existing([*library_dirs(exe), *_usual_library_dirs()])
 
 
 @functools.cache

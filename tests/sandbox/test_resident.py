@@ -261,8 +261,9 @@ def test_compiled_programs_get_the_library_dirs_of_their_compiler(tmp_path):
         dirs = runtime_library_dirs(lang, resolve(lang))
         assert libc in dirs and all(os.path.isdir(d) for d in dirs), dirs
         assert set(library_dirs("/bin/true")) <= set(dirs)
-    with pytest.raises(SandboxError, match="link probe"):
-        runtime_library_dirs("c", "/bin/false")
+    # a compiler that cannot build the probe: the usual dirs, and its jailed compile of
+    # the program says what is wrong as a result
+    assert set(runtime_library_dirs("c", "/bin/false")) >= set(library_dirs("/bin/true"))
 
 
 def test_files_in_and_out_travel_over_the_connection(sb, host):
