@@ -25,6 +25,7 @@ import collections
 import concurrent.futures
 import contextlib
 import ctypes
+import errno
 import fcntl
 import functools
 import hashlib
@@ -242,12 +243,16 @@ def _no_delay(pid: int) -> None:
     pidfd = os.pidfd_open(pid)
     try:
         for name in os.listdir(f"/proc/{pid}/fd"):
-            with contextlib.suppress(OSError):
+            try:
                 if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
                     continue
+            except OSError:  # closed meanwhile
+                continue
             fd = libc.syscall(_SYS_PIDFD_GETFD, pidfd, int(name), 0)
             if fd < 0:
                 err = ctypes.get_errno()
+                if err == errno.EBADF:  # closed meanwhile
+                    continue
                 raise OSError(err, f"pidfd_getfd: {os.strerror(err)}")
             with socket.socket(fileno=fd) as dup:  # closes our duplicate only
                 if dup.type == socket.SOCK_STREAM and dup.family in (socket.AF_INET,

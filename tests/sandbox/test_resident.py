@@ -93,7 +93,11 @@ def test_one_daemon_and_its_fresh_spare_jails_per_slot(sb_limits, host):
         while any(len(d.spares) < 2 for d in group) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert [len(d.spares) for d in group] == [2, 2]
-        return [s for d in group for s, _ in d.spares]
+        socks = []
+        for d in group:
+            with d.lock:
+                socks += [s for s, _ in d.spares]
+        return socks
 
     async def two() -> list[str]:
         return [r.stdout for r in await asyncio.gather(*(sb.arun_code("python", code)
@@ -124,21 +128,30 @@ def test_daemon_connections_send_small_frames_at_once(sb_limits, host):
     (daemon,) = [d for d in _daemons() if d.key[d.key.index("--max_conns") + 1]
                  == str(_resident.max_conns(1)) and d.key[d.key.index("--cgroup_mem_max") + 1]
                  == str(sb_limits.memory_mb << 20)]
-    deadline = time.monotonic() + 10
-    while not daemon.spares and time.monotonic() < deadline:
-        time.sleep(0.01)
     libc = ctypes.CDLL(None, use_errno=True)
-    pidfd = os.pidfd_open(daemon.proc.pid)
-    nodelay = []
-    try:
-        for name in os.listdir(f"/proc/{daemon.proc.pid}/fd"):
-            if os.readlink(f"/proc/{daemon.proc.pid}/fd/{name}").startswith("socket:"):
+
+    def nodelay_of_sockets() -> list[int]:
+        out = []
+        pidfd = os.pidfd_open(daemon.proc.pid)
+        try:
+            for name in os.listdir(f"/proc/{daemon.proc.pid}/fd"):
+                try:  # the daemon opens and closes fds as jails come and go
+                    target = os.readlink(f"/proc/{daemon.proc.pid}/fd/{name}")
+                except FileNotFoundError:
+                    continue
                 fd = libc.syscall(_resident._SYS_PIDFD_GETFD, pidfd, int(name), 0)
-                assert fd >= 0, os.strerror(ctypes.get_errno())
-                with socket.socket(fileno=fd) as dup:
-                    nodelay.append(dup.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
-    finally:
-        os.close(pidfd)
+                if target.startswith("socket:") and fd >= 0:
+                    with socket.socket(fileno=fd) as dup:
+                        out.append(dup.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                elif fd >= 0:
+                    os.close(fd)
+        finally:
+            os.close(pidfd)
+        return out
+
+    deadline = time.monotonic() + 10  # until nsjail has accepted the spare's connection
+    while len(nodelay := nodelay_of_sockets()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert len(nodelay) >= 2 and all(nodelay), nodelay  # the listener and the spare
 
 
