@@ -161,8 +161,8 @@ class Daemon:
                 self.spares.append((spare, time.monotonic()))
 
     async def connection(self) -> socket.socket:
-        """A connection to a fresh jail (the oldest spare that is fresh enough); starts
-        the next spare. Every jail serves one connection only."""
+        """A connection to a fresh jail (the oldest spare that is fresh enough); tops
+        the spares up again. Every jail serves one connection only."""
         sock, stale = None, []
         with self.lock:
             while self.spares and sock is None:
@@ -399,7 +399,7 @@ class Daemons:
                     d.stop()
         return new
 
-    async def get(self, key: tuple[str, ...], log_dir: str, concurrency: int = 1) -> Daemon:
+    async def get(self, key: tuple[str, ...], log_dir: str, concurrency: int) -> Daemon:
         """A live daemon for ``key`` (nsjail argv without mode/port) serving a sandbox of
         ``concurrency`` slots: the group's daemons in turn (:func:`daemon_count` of
         them, each keeping :func:`spare_count` spares), each started when first needed."""

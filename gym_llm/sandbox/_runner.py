@@ -132,7 +132,7 @@ class Runner:
         # of this compiler links.
         clim = lang.compile_limits_for(limits)
         run_mounts = list(runtime_library_dirs(lang.name, exe))
-        if self._resident_available() and session_dir is None:
+        if self._resident_init() is not None and session_dir is None:
             # The binary comes back as an output file of the compile jail and goes into
             # the run jail's /work as an input file: both jails are resident ones.
             comp = await self._execute(
@@ -215,8 +215,8 @@ class Runner:
                 env=tuple(full_env.items()),
                 use_rlimit_as=lang.use_rlimit_as if lang else True,
                 host_workdir=bool(files or output_files) and session_dir is None)
-            if (self._resident_available() and spec_residentable(spec, session_dir, src_files, files)
-                    and (init := _resident.init_binary()) is not None):
+            if ((init := self._resident_init()) is not None
+                    and spec_residentable(spec, session_dir, src_files, files)):
                 resident = await self._execute_resident(spec, init, stdin, limits, lang,
                                                         files or {}, output_files, executable)
                 if resident is not None:
@@ -296,10 +296,12 @@ class Runner:
         result.files = out.files
         return result
 
-    def _resident_available(self) -> bool:
-        """Whether this runner uses resident daemons and this host can have them."""
-        return (self.resident and self.nsjail is not None and _resident.init_binary() is not None
-                and not _resident.DAEMONS.unavailable)
+    def _resident_init(self) -> str | None:
+        """The jail init, where this runner uses resident daemons and this host can have
+        them; None otherwise."""
+        if not self.resident or self.nsjail is None or _resident.DAEMONS.unavailable:
+            return None
+        return _resident.init_binary()
 
     def _result(self, raw: RawResult, raw_exit: int, raw_sig: int | None,
                 nsjail_timeout: bool, limits: Limits, lang: Language | None,
