@@ -121,33 +121,15 @@ def test_daemon_connections_send_small_frames_at_once(sb_limits, host):
     # TCP_NODELAY on every daemon socket (the listener and the jails' connections, which
     # inherit it): with Nagle's algorithm the exit frame after a program's output waited
     # for the host's delayed ACK (+11 ms median, +45 ms p90 per printing run).
-    import ctypes
-
     sb = Sandbox(limits=sb_limits, max_concurrency=1)
     assert sb.run_code("python", "print(1)").stdout == "1\n"
     (daemon,) = [d for d in _daemons() if d.key[d.key.index("--max_conns") + 1]
                  == str(_resident.max_conns(1)) and d.key[d.key.index("--cgroup_mem_max") + 1]
                  == str(sb_limits.memory_mb << 20)]
-    libc = ctypes.CDLL(None, use_errno=True)
 
     def nodelay_of_sockets() -> list[int]:
-        out = []
-        pidfd = os.pidfd_open(daemon.proc.pid)
-        try:
-            for name in os.listdir(f"/proc/{daemon.proc.pid}/fd"):
-                try:  # the daemon opens and closes fds as jails come and go
-                    target = os.readlink(f"/proc/{daemon.proc.pid}/fd/{name}")
-                except FileNotFoundError:
-                    continue
-                fd = libc.syscall(_resident._SYS_PIDFD_GETFD, pidfd, int(name), 0)
-                if target.startswith("socket:") and fd >= 0:
-                    with socket.socket(fileno=fd) as dup:
-                        out.append(dup.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
-                elif fd >= 0:
-                    os.close(fd)
-        finally:
-            os.close(pidfd)
-        return out
+        return [s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+                for s in _resident.tcp_sockets(daemon.proc.pid)]
 
     deadline = time.monotonic() + 10  # until nsjail has accepted the spare's connection
     while len(nodelay := nodelay_of_sockets()) < 2 and time.monotonic() < deadline:
