@@ -119,7 +119,8 @@ class Daemon:
 
     proc: subprocess.Popen[bytes]
     port: int
-    logfile: str
+    #: nsjail's log: a memfd, so no file outlives this process however it ends.
+    log_fd: int
     netns: concurrent.futures.Executor
     #: One per slot of the pool: with a single spare, of two runs that start together
     #: the second waited for a whole jail and interpreter start-up (at 2 concurrent
@@ -133,6 +134,14 @@ class Daemon:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def log_text(self, tail: int = 64 * 1024) -> str:
+        """The last ``tail`` bytes of nsjail's log ("" once stopped)."""
+        try:
+            size = os.fstat(self.log_fd).st_size
+            return os.pread(self.log_fd, tail, max(0, size - tail)).decode(errors="replace")
+        except OSError:
+            return ""
 
     def _connect(self) -> socket.socket:
         """A new connection (in the ``netns`` thread: a socket belongs to the network
@@ -204,7 +213,7 @@ class Daemon:
                 self.proc.wait()
         remove_cgroups(jails)
         with contextlib.suppress(OSError):
-            os.unlink(self.logfile)
+            os.close(self.log_fd)
 
 
 def remove_cgroups(pids: Sequence[int], timeout_s: float = 2.0) -> None:
@@ -275,19 +284,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(argv_tail: Sequence[str], log_dir: str, netns: concurrent.futures.Executor,
+def _start(argv_tail: Sequence[str], netns: concurrent.futures.Executor,
            spares: int) -> Daemon:
     """Start a daemon on a free port and wait until it listens (retrying a lost port
     race). Runs in the ``netns`` thread, so the daemon is born in its namespace."""
     last = ""
     for _ in range(5):
         port = _free_port()
-        logfile = os.path.join(log_dir, f"daemon-{port}-{os.getpid()}.log")
+        log_fd = os.memfd_create(f"gym_llm-nsjaild-{port}", os.MFD_CLOEXEC)
         argv = [argv_tail[0], "-Ml", "--port", str(port), "--bindhost", "127.0.0.1",
-                "-q", "--log", logfile, *argv_tail[1:]]
+                "-q", "--log_fd", str(log_fd), *argv_tail[1:]]
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True,
-                                preexec_fn=_pdeathsig)
+                                pass_fds=(log_fd,), preexec_fn=_pdeathsig)
+        daemon = Daemon(proc, port, log_fd, netns, spares, key=tuple(argv_tail))
         deadline = time.monotonic() + 10
         while proc.poll() is None and time.monotonic() < deadline:
             if _listening(port):
@@ -295,11 +305,10 @@ def _start(argv_tail: Sequence[str], log_dir: str, netns: concurrent.futures.Exe
                     _no_delay(proc.pid)
                 except OSError as e:  # slower runs (see _no_delay), never failed ones
                     log.warning("cannot set TCP_NODELAY on the resident nsjail: %s", e)
-                return Daemon(proc, port, logfile, netns, spares, key=tuple(argv_tail))
+                return daemon
             time.sleep(0.002)
-        with contextlib.suppress(OSError):
-            last = Path(logfile).read_text(errors="replace")[-800:]
-        Daemon(proc, port, logfile, netns).stop()
+        last = daemon.log_text(800)
+        daemon.stop()
     raise SandboxError(f"could not start a resident nsjail: {last or 'no log'}")
 
 
@@ -378,8 +387,7 @@ class Daemons:
         return (f"127.0.0.1 in the private network namespace /proc/{os.getpid()}/task/{tid}/ns/net "
                 f"(enterable by root only); ports in use now: {ports or 'none'}")
 
-    def _start_sync(self, key: tuple[str, ...], slot: int, log_dir: str,
-                    concurrency: int) -> Daemon:
+    def _start_sync(self, key: tuple[str, ...], slot: int, concurrency: int) -> Daemon:
         """Daemon ``slot`` of ``key``'s group, (re)started unless another caller did."""
         with self._lock:
             group = self._groups.pop(key, None) or [None] * daemon_count(concurrency)
@@ -393,7 +401,7 @@ class Daemons:
             d.stop()
         if self._netns_error:
             raise SandboxError(f"no resident nsjail: {self._netns_error}")
-        new = _start(key, log_dir, self._spawner, spare_count(concurrency))
+        new = _start(key, self._spawner, spare_count(concurrency))
         with self._lock:
             group[slot] = new
             old = list(self._groups)[:max(0, len(self._groups) - MAX_CONFIGURATIONS)]
@@ -406,7 +414,7 @@ class Daemons:
                     d.stop()
         return new
 
-    async def get(self, key: tuple[str, ...], log_dir: str, concurrency: int) -> Daemon:
+    async def get(self, key: tuple[str, ...], concurrency: int) -> Daemon:
         """A live daemon for ``key`` (nsjail argv without mode/port) serving a sandbox of
         ``concurrency`` slots: the group's daemons in turn (:func:`daemon_count` of
         them, each keeping :func:`spare_count` spares), each started when first needed."""
@@ -419,7 +427,7 @@ class Daemons:
             if d is not None and d.alive():
                 return d
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._spawner, self._start_sync, key, slot, log_dir,
+        return await loop.run_in_executor(self._spawner, self._start_sync, key, slot,
                                           concurrency)
 
     def stop_all(self) -> None:
@@ -549,11 +557,7 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
             sender.cancel()
         sock.close()  # ends the jail if it is still running
     if not hello and not timed_out:
-        try:
-            text = Path(daemon.logfile).read_text(errors="replace")
-        except OSError:
-            text = ""
-        errors = [ln for ln in text.splitlines() if ln.startswith(("[E]", "[F]", "[W]"))]
+        errors = [ln for ln in daemon.log_text().splitlines() if ln.startswith(("[E]", "[F]", "[W]"))]
         raise SandboxError("nsjail could not run the program (resident jail): "
                            + ("\n".join(errors[-8:]) or detail))
     if truncated:

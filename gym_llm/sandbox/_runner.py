@@ -268,7 +268,7 @@ class Runner:
                                  for n, d in files.items()],
                                 output_files, cap, to_bytes(stdin))
         for attempt in (0, 1):
-            daemon = await _resident.DAEMONS.get(key, base_dir(), self.pool.max_concurrency)
+            daemon = await _resident.DAEMONS.get(key, self.pool.max_concurrency)
             try:
                 out = await _resident.run(daemon, req, wall_time_s=limits.wall_time_s,
                                           max_output_bytes=limits.max_output_bytes,

@@ -6,6 +6,8 @@ import os
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -67,6 +69,29 @@ def test_dead_daemons_are_restarted(sb, host):
     assert [r.stdout for r in rs] == ["2\n"] * n, rs[0].stderr
     assert len(_daemons()) == n
     assert not {x.proc.pid for x in _daemons()} & {d.proc.pid for d in dead}
+
+
+def test_daemon_logs_are_memfds_that_no_killed_host_leaves_behind(sb, host, tmp_path):
+    sb.run_code("python", "pass")
+    for d in _daemons():
+        assert os.readlink(f"/proc/{d.proc.pid}/fd/{d.log_fd}").startswith(
+            "/memfd:gym_llm-nsjaild-")
+    # A host killed outright runs no clean-up: its daemons (PDEATHSIG) must leave no file.
+    script = tmp_path / "host.py"
+    script.write_text(
+        "import os, signal\n"
+        "from gym_llm.sandbox import Sandbox\n"
+        "from gym_llm.sandbox._files import base_dir\n"
+        "assert Sandbox().run_code('python', 'print(1)').stdout == '1\\n'\n"
+        "print(base_dir(), os.getpid(), flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    base, pid = r.stdout.split()
+    time.sleep(0.5)  # the daemons get SIGTERM when their parent dies
+    left = [n for n in os.listdir(base) if pid in n]
+    assert not left, left
 
 
 def test_one_daemon_and_its_fresh_spare_jails_per_slot(sb_limits, host):
@@ -153,7 +178,8 @@ def _fake_daemon(reply: bytes) -> tuple[_resident.Daemon, threading.Thread]:
 
     t = threading.Thread(target=serve)
     t.start()
-    return (_resident.Daemon(None, srv.getsockname()[1], "/nonexistent",  # type: ignore[arg-type]
+    # log fd -1: no log to read, as when nsjail left nothing behind
+    return (_resident.Daemon(None, srv.getsockname()[1], -1,  # type: ignore[arg-type]
                              _resident.DAEMONS.netns), t)
 
 
