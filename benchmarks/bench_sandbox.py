@@ -1,6 +1,6 @@
 """Sandbox cost vs a bare subprocess; prints a markdown section for benchmarks/RESULTS.md.
 
-    python benchmarks/bench_sandbox.py [--n 60] [--throughput-runs 120]
+    python benchmarks/bench_sandbox.py [--n 60] [--throughput-runs 240] [--rounds 5]
 
     python benchmarks/bench_sandbox.py --languages-only   # just the per-language table
 
@@ -30,7 +30,9 @@ import subprocess
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from _common import cpu_seconds
 
@@ -101,17 +103,51 @@ async def _jailed_many(sb: Sandbox, runs: int) -> None:
     assert all(r.ok for r in rs)
 
 
-def throughput(sb: Sandbox, py: str, runs: int, rounds: int = 3) -> tuple[float, float]:
+def _busy() -> tuple[int, int]:
+    """(busy, total) jiffies of all cores so far, from /proc/stat."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # less idle and iowait
+
+
+@dataclass
+class Paired:
+    """Alternating rounds of a bare and a jailed side: each side's median runs/s, the
+    median of the rounds' jailed/bare ratios, every ratio, and the median share of the
+    cores that were busy on each side. A round's two sides see the same machine state,
+    so the ratio of a pair is steadier than a ratio of independent best-ofs (where one
+    side's lucky round decides: on this 2-core VM those moved 0.81-0.92x run to run)."""
+
+    bare: float
+    jailed: float
+    ratio: float
+    ratios: list[float]
+    busy_bare: float
+    busy_jailed: float
+
+
+def paired(run_bare: Callable[[], None], run_jailed: Callable[[], None], runs: int,
+           rounds: int) -> Paired:
+    rates: list[list[float]] = [[], []]
+    busy: list[list[float]] = [[], []]
+    for _ in range(rounds):
+        for i, run in enumerate((run_bare, run_jailed)):
+            b0, t0s = _busy()
+            t0 = time.perf_counter()
+            run()
+            rates[i].append(runs / (time.perf_counter() - t0))
+            b1, t1s = _busy()
+            busy[i].append((b1 - b0) / max(1, t1s - t0s))
+    ratios = [j / b for b, j in zip(*rates, strict=True)]
+    return Paired(statistics.median(rates[0]), statistics.median(rates[1]),
+                  statistics.median(ratios), ratios, statistics.median(busy[0]),
+                  statistics.median(busy[1]))
+
+
+def throughput(sb: Sandbox, py: str, runs: int, rounds: int) -> Paired:
     conc = sb.pool.max_concurrency
-    bare, jailed = [], []
-    for _ in range(rounds):  # interleaved rounds, best of each
-        t0 = time.perf_counter()
-        asyncio.run(_bare_many(py, runs, conc))
-        bare.append(runs / (time.perf_counter() - t0))
-        t0 = time.perf_counter()
-        asyncio.run(_jailed_many(sb, runs))
-        jailed.append(runs / (time.perf_counter() - t0))
-    return max(bare), max(jailed)
+    return paired(lambda: asyncio.run(_bare_many(py, runs, conc)),
+                  lambda: asyncio.run(_jailed_many(sb, runs)), runs, rounds)
 
 
 def breakdown(py: str, n: int) -> list[tuple[str, float]]:
@@ -198,8 +234,8 @@ async def _bare_compiled(sb: Sandbox, lang: str, code: str, runs: int) -> None:
     await asyncio.gather(*(one() for _ in range(runs)))
 
 
-def languages(runs: int, rounds: int = 2) -> list[tuple[str, float, float]]:
-    """(label, unjailed runs/s, jailed runs/s) per case, interleaved rounds, best of each."""
+def languages(runs: int, rounds: int = 3) -> list[Paired]:
+    """Per case: unjailed vs jailed throughput in alternating rounds (:func:`paired`)."""
     jailed = Sandbox()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -207,15 +243,12 @@ def languages(runs: int, rounds: int = 2) -> list[tuple[str, float, float]]:
         # space than it uses, so the reference gets a large one.
         bare = Sandbox(isolation="none", limits=Limits(memory_mb=1 << 16))
     out = []
-    for label, lang, code, kw in LANGUAGE_CASES:
+    for _, lang, code, kw in LANGUAGE_CASES:
         n = max(4, runs // 4) if lang in ("c", "cpp") else runs
-        best = [0.0, 0.0]
-        for _ in range(rounds):
-            for i, sb in enumerate((bare, jailed)):
-                t0 = time.perf_counter()
-                asyncio.run(_many(sb, lang, code, kw, n))
-                best[i] = max(best[i], n / (time.perf_counter() - t0))
-        out.append((label, best[0], best[1]))
+        out.append(paired(lambda n=n, lang=lang, code=code, kw=kw: asyncio.run(
+                              _many(bare, lang, code, kw, n)),
+                          lambda n=n, lang=lang, code=code, kw=kw: asyncio.run(
+                              _many(jailed, lang, code, kw, n)), n, rounds))
     return out
 
 
@@ -266,24 +299,29 @@ def variant_throughput(runs: int, conc: int) -> list[tuple[str, float, float]]:
 def print_languages(runs: int) -> None:
     print(f"\nPer language: throughput of trivial programs, {os.cpu_count()} concurrent, "
           f"jailed vs the same `Sandbox` code with `isolation=\"none\"` (plain subprocesses, "
-          f"compilers included; {runs} runs, {max(4, runs // 4)} for C/C++; best of 2 "
-          "interleaved rounds):\n")
+          f"compilers included; {runs} runs, {max(4, runs // 4)} for C/C++; 3 alternating "
+          "rounds, medians; the ratio is the median of the rounds' ratios):\n")
     print("| program | unjailed runs/s | jailed runs/s | ratio | path |")
     print("|---|---|---|---|---|")
-    for (label, *_), (_, b, j) in zip(LANGUAGE_CASES, languages(runs), strict=True):
+    for (label, *_), t in zip(LANGUAGE_CASES, languages(runs), strict=True):
         path = "resident nsjail" + (" (compile jail + run jail)" if "compile" in label else "")
-        print(f"| {label} | {b:.1f} | {j:.1f} | {j / b:.2f}x | {path} |")
+        print(f"| {label} | {t.bare:.1f} | {t.jailed:.1f} | {t.ratio:.2f}x | {path} |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=60, help="latency samples per side")
-    ap.add_argument("--throughput-runs", type=int, default=120)
+    ap.add_argument("--throughput-runs", type=int, default=240,
+                    help="trivial runs per throughput round")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="alternating bare/jailed throughput rounds")
+    ap.add_argument("--language-runs", type=int, default=60,
+                    help="runs per round of the per-language table (C/C++: a quarter)")
     ap.add_argument("--languages-only", action="store_true",
                     help="only the per-language table")
     args = ap.parse_args()
     if args.languages_only:
-        print_languages(args.throughput_runs // 2)
+        print_languages(args.language_runs)
         return
     py = python_executable()
     sb = Sandbox()
@@ -291,12 +329,12 @@ def main() -> None:
     bare, jailed = latency(sb, py, args.n)
     ratio = statistics.median(jailed) / statistics.median(bare)
     bare_out, jailed_out = latency(sb, py, args.n, "print(1)")
-    tb, tj = throughput(sb, py, args.throughput_runs)
+    tput = throughput(sb, py, args.throughput_runs, args.rounds)
     per_run = Sandbox(resident=False)
     per_run.run_code("python", "pass")
     bare_p, jailed_p = latency(per_run, py, max(10, args.n // 2))
     ratio_p = statistics.median(jailed_p) / statistics.median(bare_p)
-    tb_p, tj_p = throughput(per_run, py, args.throughput_runs)
+    tput_p = throughput(per_run, py, args.throughput_runs, args.rounds)
     cold = Sandbox(prespawn=False, resident=False)
     bare_c, cold_c = latency(cold, py, max(10, args.n // 2))
     cpu_bare, cpu_jailed, cpu_jailed_p = cpu_per_run([sb, per_run], py)
@@ -306,7 +344,8 @@ def main() -> None:
     print(f"Machine: {os.cpu_count()} cores, {platform.platform()}, nsjail "
           f"`{find_nsjail()[0]}`, python `{py}`. Command: "
           f"`python benchmarks/bench_sandbox.py --n {args.n} "
-          f"--throughput-runs {args.throughput_runs}`.\n")
+          f"--throughput-runs {args.throughput_runs} --rounds {args.rounds} "
+          f"--language-runs {args.language_runs}`.\n")
     print("| metric | bare subprocess | sandbox | ratio | target | met |")
     print("|---|---|---|---|---|---|")
     print(f"| trivial Python, median latency (ms, interleaved n={args.n}) | {_ms(bare)} | "
@@ -325,12 +364,16 @@ def main() -> None:
           f"{'yes' if cr <= 1.2 else 'NO'} |")
     print(f"| same, per-run nsjail (`resident=False`) | {cpu_bare * 1000:.1f} | "
           f"{cpu_jailed_p * 1000:.1f} | {cpu_jailed_p / cpu_bare:.2f}x | | |")
-    tr = tj / tb
+    tr = tput.ratio
     print(f"| throughput, {args.throughput_runs} runs, {sb.pool.max_concurrency} concurrent "
-          f"(runs/s) | {tb:.1f} | {tj:.1f} | {tr:.2f}x | >= 0.85x | "
+          f"(runs/s, medians of {args.rounds} alternating rounds; ratio: median of the "
+          f"rounds' ratios) | {tput.bare:.1f} | {tput.jailed:.1f} | {tr:.2f}x | >= 0.85x | "
           f"{'yes' if tr >= 0.85 else 'NO'} |")
-    print(f"| same, per-run nsjail (`resident=False`) | {tb_p:.1f} | {tj_p:.1f} | "
-          f"{tj_p / tb_p:.2f}x | | |")
+    print(f"| same, per-run nsjail (`resident=False`) | {tput_p.bare:.1f} | "
+          f"{tput_p.jailed:.1f} | {tput_p.ratio:.2f}x | | |")
+    print(f"\nThroughput rounds, jailed/bare: {', '.join(f'{r:.2f}' for r in tput.ratios)}; "
+          f"cores busy (median): bare {tput.busy_bare:.0%}, jailed {tput.busy_jailed:.0%}. "
+          f"Per-run nsjail: {', '.join(f'{r:.2f}' for r in tput_p.ratios)}.")
     print(f"\nLoad average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.")
     print(f"\nDate: {time.strftime('%Y-%m-%d %H:%M')}. Wall-clock ratios move with other load on "
           "the machine; the CPU ratio is the steadier figure.")
@@ -347,7 +390,7 @@ def main() -> None:
     print("|---|---|---|")
     for k, rate, cpu in variant_throughput(args.throughput_runs, conc):
         print(f"| {k} | {rate:.1f} | {cpu:.1f} |")
-    print_languages(args.throughput_runs // 2)
+    print_languages(args.language_runs)
 
 
 if __name__ == "__main__":
