@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["finite", "write_json", "parse_jsonl"]
+__all__ = ["dumps_utf8", "finite", "write_json", "parse_jsonl"]
 
 
 def parse_jsonl(lines: Iterable[str], source: str | os.PathLike) -> list[Any]:
@@ -30,7 +30,23 @@ def parse_jsonl(lines: Iterable[str], source: str | os.PathLike) -> list[Any]:
             rows.append(json.loads(line))
         except json.JSONDecodeError as e:
             raise ValueError(f"{os.fspath(source)}:{number}: malformed JSON row ({e.msg} at column {e.colno})") from None
+        except ValueError as e:  # an integer of more digits than Python converts
+            raise ValueError(f"{os.fspath(source)}:{number}: malformed JSON row ({e})") from None
     return rows
+
+
+def dumps_utf8(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps`` keeping non-ASCII text as is wherever the result can be written
+    as UTF-8. A string holding lone surrogates cannot (a file name that is not UTF-8,
+    decoded with ``surrogateescape``, say: a jailed program chooses its file names), so
+    then the whole value is written with ASCII escapes (``\\udcff``), which read back
+    to the same strings, instead of failing the write and losing the file."""
+    text = json.dumps(obj, ensure_ascii=False, **kwargs)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, **kwargs)
+    return text
 
 
 def finite(obj: Any) -> Any:

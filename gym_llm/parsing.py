@@ -203,7 +203,7 @@ def _one_call(obj: Any, call_id: str) -> ToolCall | str:
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
-        except (json.JSONDecodeError, RecursionError) as e:
+        except (ValueError, RecursionError) as e:  # ValueError: also an over-long integer
             return f"tool call {call_id} ({name}): arguments are not valid JSON: {e}"
     if args is None:
         args = {}
@@ -250,7 +250,7 @@ def parse_tool_calls(message: Any) -> ToolCallParse:
             body = m.group(1).strip()
             try:
                 obj = json.loads(body)
-            except (json.JSONDecodeError, RecursionError) as e:
+            except (ValueError, RecursionError) as e:  # ValueError: also an over-long integer
                 errors.append(f"tool call {cid}: invalid JSON ({e.__class__.__name__}: {e})")
                 continue
             add(_one_call(obj, cid))

@@ -234,7 +234,7 @@ class EnvServer:
         """The reply to one client message, or ``None`` for a close message."""
         try:
             message = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except (ValueError, RecursionError) as e:  # also bad UTF-8, over-long integers
             return _error(f"Invalid JSON: {e}", WSErrorCode.INVALID_JSON)
         if not isinstance(message, dict):
             return _error(f"a message is a JSON object, got {type(message).__name__}", WSErrorCode.INVALID_JSON)

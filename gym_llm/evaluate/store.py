@@ -23,6 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import dumps_utf8
 from ..policies.base import SamplingParams
 
 __all__ = ["SampleStore", "append_errors", "fingerprint", "check_resume", "RESUME_KEYS",
@@ -42,7 +43,7 @@ RESUME_KEYS = ("policy", "sampling", "k", "split", "seed", "max_episode_tokens")
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return "".join(dumps_utf8(r) + "\n" for r in rows)
 
 
 class SampleStore:

@@ -93,7 +93,7 @@ def _merge_kwargs(raw: str | None, defaults: str) -> str:
         return defaults
     try:
         parsed = json.loads(raw)
-    except json.JSONDecodeError as e:
+    except (ValueError, RecursionError) as e:
         raise TaskColumnError(f"task column 'env_kwargs' is not JSON ({e}): {raw[:80]!r}") from None
     if not isinstance(parsed, dict):
         raise TaskColumnError(f"task column 'env_kwargs' must be a JSON object, got {raw[:80]!r}")

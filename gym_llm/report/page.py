@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import datetime
 import html
-import json
 import os
 from pathlib import Path
 
-from ..jsonio import finite
+from ..jsonio import dumps_utf8, finite
 from .data import RunData
 
 __all__ = ["render"]
@@ -254,7 +253,7 @@ def render(data: RunData, output: str | os.PathLike | None = None) -> str:
     where = Path(output).resolve().parent if output else data.run_dir.resolve()
     payload = {"metrics": data.metrics, "charts": data.charts, "trajectories": data.trajectories,
                "first_last": data.first_last}
-    blob = json.dumps(finite(payload), ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
+    blob = dumps_utf8(finite(payload), allow_nan=False).replace("<", "\\u003c")
     shown, total = len(data.trajectories), data.total_trajectories
     what = {"train": "training run", "eval": "evaluation", "empty": "run directory"}[data.kind]
     steps = [r["step"] for r in data.metrics]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..jsonio import finite
+from ..jsonio import dumps_utf8, finite
 
 __all__ = ["Trajectory", "write_jsonl", "read_jsonl", "append_jsonl"]
 
@@ -155,7 +155,7 @@ def write_jsonl(trajectories: Iterable[Trajectory], path: str | os.PathLike) -> 
     n = 0
     with _open(tmp, "w", gz=path.name.endswith(".gz")) as f:
         for t in trajectories:
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
+            f.write(dumps_utf8(t.to_dict()) + "\n")
             n += 1
     os.replace(tmp, path)
     return n
@@ -169,7 +169,7 @@ def append_jsonl(trajectories: Iterable[Trajectory], path: str | os.PathLike) ->
     n = 0
     with _open(path, "a") as f:
         for t in trajectories:
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
+            f.write(dumps_utf8(t.to_dict()) + "\n")
             n += 1
     return n
 

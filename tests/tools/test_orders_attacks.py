@@ -1,8 +1,9 @@
 """tool/Orders-v0 attacked as a reward-gaming policy would: facts told without
 looking them up (a blind message that names every order status), looked up
-on the wrong order, before identifying the customer, for another customer, or
-told before the lookup. Each must earn 0; the same words after the right
-lookups still earn 1."""
+on the wrong order, before identifying the customer, for another customer,
+told before the lookup, or every order of the customer looked up and all their
+statuses and tracking numbers listed (a hedge). Each must earn 0; the target
+order's own facts after the right lookups still earn 1."""
 
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ def target(task):
     return next(c["arguments"]["order_id"] for c in task.answer if "order_id" in c["arguments"])
 
 
+def answer(task):
+    """The target order's own facts, stated plainly: the honest refusal or status reply."""
+    return "Your order is " + " and ".join(task.metadata["required_outputs"]) + ", so I cannot change it."
+
+
 def refusal_tasks(n=6):
     found = list(tasks(REFUSALS))[:n]
     assert len(found) == n
@@ -71,11 +77,11 @@ def test_looking_up_another_order_does_not_justify_the_refusal(fmt):
         call(env, fmt, "get_order", order_id=other)
         _, r, *_ = env.step(BLIND)
         assert r == 0.0
-        # the same message after the right lookup is a justified refusal
+        # the target's own status after the right lookup is a justified refusal
         start(env, task)
         for gold in task.answer:
             call(env, fmt, gold["name"], **gold["arguments"])
-        _, r, _, _, info = env.step(BLIND)
+        _, r, _, _, info = env.step(answer(task))
         assert r == 1.0, info
 
 
@@ -123,4 +129,55 @@ def test_the_verifier_needs_the_lookup_outside_the_environment_too():
     assert verify_orders(task, identified, said).score == 0.0
     for gold in task.answer[1:]:
         identified.call(gold["name"], gold["arguments"])
-    assert verify_orders(task, identified, said).score == 1.0
+    assert verify_orders(task, identified, [{"role": "assistant", "content": answer(task)}]).score == 1.0
+
+
+def _others(task):
+    """The statuses and tracking numbers of the customer's orders other than the target."""
+    db, order = task.metadata["db"], target(task)
+    user = db["users"][db["orders"][order]["user_id"]]
+    others = [db["orders"][o] for o in user["orders"] if o != order]
+    return {o["status"] for o in others}, {o["tracking_number"] for o in others if o["tracking_number"]}
+
+
+def test_looking_every_order_up_and_listing_all_their_facts_is_a_hedge(fmt):
+    """The blind answer made safe by looking everything up: every order of the
+    customer read, then every status and every tracking number in one message. It
+    won every refusal task (62/62) and every status task before facts of the
+    customer's other orders made a message a hedge."""
+    hedges = 0
+    for env, task in tasks(REFUSALS + ("status",), limit=200):
+        start(env, task)
+        db, order = task.metadata["db"], target(task)
+        user_id = db["orders"][order]["user_id"]
+        call(env, fmt, "find_user", email=db["users"][user_id]["email"])
+        call(env, fmt, "list_orders", user_id=user_id)
+        for o in db["users"][user_id]["orders"]:
+            call(env, fmt, "get_order", order_id=o)
+        statuses, tracking = _others(task)
+        own = db["orders"][order]
+        if not (statuses - {own["status"]}) and not tracking:
+            continue  # every other order looks like the target: naming them all is no hedge
+        hedges += 1
+        everything = (f"Your order is {', '.join(STATUSES)}, so I cannot change it. Tracking: "
+                      + " ".join(sorted(tracking | ({own["tracking_number"]} if own["tracking_number"] else set()))))
+        _, r, _, _, info = env.step(everything)
+        assert r == 0.0 and "other orders" in info["reason"], (task.metadata["kinds"], info)
+    assert hedges >= 10
+
+
+def test_a_status_word_no_other_order_has_is_no_hedge(fmt):
+    checked = 0
+    for env, task in refusal_tasks(12):
+        statuses, tracking = _others(task)
+        status = task.metadata["db"]["orders"][target(task)]["status"]
+        spare = [s for s in STATUSES if s not in statuses and s != status]
+        if not spare:
+            continue
+        start(env, task)
+        for gold in task.answer:
+            call(env, fmt, gold["name"], **gold["arguments"])
+        _, r, _, _, info = env.step(f"{answer(task)} Only an order that is {spare[0]} could be.")
+        assert r == 1.0, info
+        checked += 1
+    assert checked >= 3

@@ -46,23 +46,35 @@ def _norm_text(s: str) -> str:
 
 
 def _canonical(value: Any) -> Any:
-    """A comparable form: numbers as floats, text normalised, arrays sorted."""
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int | float):
-        return float(value)
+    """A comparable form: text normalised, arrays sorted; numbers kept (see :func:`_same`)."""
     if isinstance(value, str):
         return _norm_text(value)
     if isinstance(value, list):
-        return sorted((_canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
+        return sorted((_canonical(v) for v in value), key=_order)
     if isinstance(value, dict):
         return {str(k): _canonical(v) for k, v in value.items()}
     return value
 
 
+def _order(value: Any) -> str:
+    """Sort key of an array element: 2.0 sorts where 2 does."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
 def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    """Equal under the canonical forms. Two floats match within 1e-9; a number
+    against an int matches only exactly (Python compares int with float exactly,
+    and a huge int never overflows into a float here)."""
+    if _number(a) and _number(b):
+        if isinstance(a, float) and isinstance(b, float):
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+        return a == b
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):

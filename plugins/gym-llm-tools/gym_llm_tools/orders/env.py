@@ -12,7 +12,10 @@ every required fact was told to the customer *after* it was looked up: a fact
 about an order counts only in a message that follows a tool call showing that
 order of the identified customer (``get_order``, ``list_orders``, or the
 change that produced the refund), so a blind message naming every status
-earns nothing.
+earns nothing. And a status or tracking number counts only in a message that
+names no status or tracking number that only the customer's *other* orders
+have: listing every order's facts after looking them all up is a hedge, not an
+answer about the order the customer meant.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from gym_llm import ProceduralTasks, RewardResult, Task, ToolEnv, Turn
 from gym_llm.parsing import message_text, parse_tool_calls
 from gym_llm.tools import Tool, validate_arguments
 
-from .tasks import generate_orders_task
+from .tasks import TRACKING, generate_orders_task
 from .user import ScriptedUser
-from .world import OrdersWorld
+from .world import STATUSES, OrdersWorld
 
 __all__ = ["OrdersEnv", "verify_orders", "strict_verify_orders", "fact_told", "said_to_user"]
 
@@ -66,18 +69,48 @@ def fact_told(fact: str, texts: Sequence[str]) -> bool:
     return any(abs(float(n.replace(",", "")) - value) < 0.005 for t in texts for n in _NUMBER.findall(t))
 
 
+def _orders_asked_about(task: Task) -> set[str]:
+    """The orders a task's requests are about: those its facts come from and those
+    its gold calls name."""
+    named = {c["arguments"]["order_id"] for c in task.answer if "order_id" in c.get("arguments", {})}
+    return set(task.metadata["output_orders"]) | named
+
+
+def _foreign_facts(task: Task, world: OrdersWorld) -> list[str]:
+    """Statuses and tracking numbers, before or after the episode, that only the
+    customer's orders the task is *not* about have: a message naming one of them is
+    a hedge for the status and tracking facts of the orders it is about."""
+    targets = _orders_asked_about(task)
+    if not targets:
+        return []
+    owner = task.metadata["db"]["orders"][next(iter(targets))]["user_id"]
+    mine, others = set(), set()
+    for db in (task.metadata["db"], world.db):
+        for oid in db["users"][owner]["orders"]:
+            order = db["orders"][oid]
+            facts = {order["status"]} | ({order["tracking_number"]} if order["tracking_number"] else set())
+            (mine if oid in targets else others).update(facts)
+    return sorted(others - mine)
+
+
 def verify_orders(task: Task, world: OrdersWorld, messages: Sequence[dict[str, Any]]) -> RewardResult:
     """Score an Orders episode: ``world`` after the episode, ``messages`` the
     conversation. Components ``policy`` (no rule broken), ``state`` (database
     equals the gold one) and ``outputs`` (fraction of required facts told,
     each in a message after its order was looked up for the identified
-    customer: ``world.looked_up``); the score is 1.0 only when all three hold."""
+    customer: ``world.looked_up``; a status or tracking number only in a message
+    naming none of :func:`_foreign_facts`); the score is 1.0 only when all three
+    hold."""
     required = task.metadata["required_outputs"]
     said = _said_with_turns(messages)
+    foreign = _foreign_facts(task, world)
+    unhedged = [(turn, text) for turn, text in said if not any(fact_told(f, [text]) for f in foreign)]
     told = []
     for fact, order_id in zip(required, task.metadata["output_orders"], strict=True):
         seen = world.looked_up.get(order_id)
-        told.append(seen is not None and fact_told(fact, [text for turn, text in said if turn > seen]))
+        hedgeable = fact in STATUSES or TRACKING.fullmatch(fact) is not None
+        texts = [text for turn, text in (unhedged if hedgeable else said) if seen is not None and turn > seen]
+        told.append(seen is not None and fact_told(fact, texts))
     policy = not world.violations
     state = world.state_hash() == task.metadata["target_state_hash"]
     components = {
@@ -92,8 +125,11 @@ def verify_orders(task: Task, world: OrdersWorld, messages: Sequence[dict[str, A
     elif not state:
         info["reason"] = "the database does not end in the requested state"
     elif not all(told):
+        hedged = len(unhedged) < len(said)
         info["reason"] = (f"{told.count(False)} of {len(told)} required facts not told to the customer "
-                          "after looking them up")
+                          "after looking them up"
+                          + (" (messages naming the statuses or tracking numbers of the customer's other "
+                             "orders tell none)" if hedged else ""))
     return RewardResult(float(policy and state and all(told)), components, info)
 
 

@@ -21,6 +21,7 @@ some customers bring two requests.
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from gym_llm import Draft
@@ -67,6 +68,10 @@ def _address(rng: random.Random) -> dict[str, str]:
 
 def _fmt_address(a: dict[str, str]) -> str:
     return f"{a['street']}, {a['city']}, {a['zip']}"
+
+
+#: A tracking number, as :func:`_tracking` makes them.
+TRACKING = re.compile(r"TRK\d{9}")
 
 
 def _tracking(rng: random.Random) -> str:

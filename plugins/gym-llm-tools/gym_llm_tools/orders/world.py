@@ -46,6 +46,10 @@ def empty_db() -> dict[str, Any]:
     return {"users": {}, "orders": {}, "transfers": 0}
 
 
+#: Every status an order can have.
+STATUSES = ("pending", "processed", "shipped", "delivered", "cancelled", "return requested")
+
+
 class OrdersWorld:
     """One episode's database and its tools. ``db`` is copied, never mutated.
 
