@@ -120,6 +120,14 @@ def test_malformed_calls_are_reported_not_dropped():
     assert parse_tool_calls({"tool_calls": "nope"}).errors == ["'tool_calls' must be a list"]
 
 
+def test_an_integer_too_long_to_convert_is_a_malformed_call_not_an_exception():
+    huge = "9" * 5000  # json.loads raises a plain ValueError past 4300 digits
+    p = parse_tool_calls(f'<tool_call>{{"name": "get_order", "arguments": {{"order_id": {huge}}}}}</tool_call>')
+    assert p.calls == [] and "invalid JSON" in p.errors[0]
+    p = parse_tool_calls({"tool_calls": [{"function": {"name": "f", "arguments": f'{{"n": {huge}}}'}}]})
+    assert p.calls == [] and "arguments are not valid JSON" in p.errors[0]
+
+
 def test_plain_text_has_no_calls():
     assert parse_tool_calls("hello").calls == [] and parse_tool_calls("hello").errors == []
     assert parse_tool_calls(b"\x00\xff").calls == []  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from gym_llm.rollout import (
     RolloutStats,
     Trajectory,
     acollect,
+    append_jsonl,
     collect,
     plan_groups,
     read_jsonl,
@@ -145,6 +146,16 @@ def test_jsonl_round_trip(hf_policy, tmp_path):
     # Unknown keys (a newer writer) survive in info instead of failing.
     newer = Trajectory.from_dict({**first, "new_field": 1})
     assert newer.info["new_field"] == 1
+    # A jailed program's file name that is not UTF-8 reaches info as lone surrogates
+    # (os.fsdecode): the file is still written, as ASCII escapes, and reads back the same.
+    odd = dataclasses.replace(trajs[0], info={**trajs[0].info, "reason": "unexpected \udcff\udcfe"})
+    plain = dataclasses.replace(trajs[1], info={**trajs[1].info, "reason": "déjà vu"})
+    for name in ("odd.jsonl", "odd.jsonl.gz"):
+        assert write_jsonl([odd, plain], tmp_path / name) == 2
+        assert list(read_jsonl(tmp_path / name)) == [odd, plain]
+    assert append_jsonl([odd], tmp_path / "odd.jsonl") == 1
+    assert list(read_jsonl(tmp_path / "odd.jsonl"))[-1] == odd
+    assert "déjà vu" in (tmp_path / "odd.jsonl").read_text().splitlines()[1]  # other lines stay UTF-8
 
 
 def test_bad_arguments_are_refused(hf_policy):

@@ -51,6 +51,15 @@ def test_types_are_strict_and_booleans_are_not_numbers(fmt):
     assert score(fmt([{"name": "set_timer", "arguments": {"minutes": 10.0}}]), [TIMER]).score == 1.0
 
 
+def test_integers_compare_exactly_and_huge_ones_do_not_overflow(fmt):
+    for minutes in [10**400, 10.000000000001, 10 + 1e-9]:
+        r = score(fmt([{"name": "set_timer", "arguments": {"minutes": minutes}}]), [TIMER])
+        assert r.score == 0.0 and "reward_error" not in r.info, (minutes, r.info)
+    gold = {"name": "set_timer", "arguments": {"minutes": 10**400}}
+    assert score(fmt([{"name": "set_timer", "arguments": {"minutes": 10**400}}]), [gold]).score == 1.0
+    assert score(fmt([{"name": "set_timer", "arguments": {"minutes": 1e400}}]), [gold]).score == 0.0
+
+
 def test_optional_parameters_may_be_omitted_or_spelled_as_their_default(fmt):
     gold_with_default = {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
     assert score(fmt([gold_with_default])).score == 1.0  # default spelled out, gold omits it
