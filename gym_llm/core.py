@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -88,6 +89,23 @@ class Turn:
     done: bool = False
     info: dict[str, Any] = field(default_factory=dict)
 
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an environment's message whose text is valid UTF-8: a lone
+    surrogate (bytes a jailed program wrote or named a file with that are not UTF-8,
+    kept by ``surrogateescape``) becomes U+FFFD, where a tokenizer would raise."""
+    out = dict(message)
+    content = out.get("content")
+    if isinstance(content, str):
+        out["content"] = _SURROGATE.sub("\ufffd", content)
+    elif isinstance(content, list):
+        out["content"] = [{**p, "text": _SURROGATE.sub("\ufffd", p["text"])}
+                          if isinstance(p, dict) and isinstance(p.get("text"), str) else p for p in content]
+    return out
 
 class LLMEnv(gymnasium.Env[list, Any]):
     """A multi-turn chat environment over a :class:`~gym_llm.TaskSet`.
@@ -309,7 +327,7 @@ class LLMEnv(gymnasium.Env[list, Any]):
         terminated = bool(turn.done)
         truncated = not terminated and self.turn >= self.max_turns
         self.done = terminated or truncated
-        new_messages = [] if self.done else [dict(m) for m in turn.messages]
+        new_messages = [] if self.done else [_utf8_message(m) for m in turn.messages]
         self.messages.extend(new_messages)
         info: dict[str, Any] = {**turn.info, **result.info}
         info["reward_components"] = dict(result.components)

@@ -15,7 +15,7 @@ import json
 
 import pytest
 from gym_llm_code.datasets import assertion_steps, parse_row
-from gym_llm_code.jail.plain import plain_equal
+from gym_llm_code.jail.plain import decode, plain_equal
 from gym_llm_code.judge import tokens_match
 from gym_llm_code.problems import function_problems, stdio_problems
 from gym_llm_code.verify import GradingPolicy, averify, function_steps, stdio_steps
@@ -241,3 +241,100 @@ def test_split_values_keep_dict_order(sandbox):
                          "assert str(counts('cb')) == \"{'c': 1, 'b': 1}\""]}
     _, (ref,) = _run(row, [row["code"]], sandbox=sandbox)
     assert ref.score == 1.0, ref
+
+
+# ----------------------------------------------------------------------------- found by red-teaming, 2026-12-06
+
+MAP_ROW = dict(IN_PROCESS, task_id="Att/map", test=(
+    "def check(candidate):\n    assert all(map(lambda s: candidate(encode_shift(s)) == s, ['abc', 'xyz']))\n"
+    "    for got, want in zip(map(candidate, [encode_shift('hello')]), ['hello']):\n        assert got == want\n"))
+
+
+def test_stop_iteration_from_the_answer_ends_no_test_loop(sandbox):
+    """Re-raised in the checker as itself, StopIteration ended the test's
+    map()/zip() loops early, as if every check in them had passed."""
+    item, (honest, stop, stop_async) = _run(MAP_ROW, [
+        SHIFT_PROMPT + "\n" + SHIFT_BODY,
+        "def decode_shift(s):\n    raise StopIteration",
+        "def decode_shift(s):\n    raise StopAsyncIteration"], sandbox=sandbox)
+    assert item.checks is None  # the in-process harness
+    assert honest.score == 1.0, honest
+    for r in (stop, stop_async):
+        assert r.score == 0.0 and "reward_error" not in r.info, r
+
+
+#: Writes a result line that claims every test passed to whatever the runner's
+#: result fd is, then kills the runner so that only the forged line arrives.
+FORGE_LINE = (
+    "import json, os\n"
+    "line = '@@gym-llm-code-result@@' + json.dumps({'results': [{'value': 0}] * 40}) + '\\n'\n"
+    "for fd in range(3, 8):\n    try:\n        f = os.open('/proc/%d/fd/%d' % (os.getppid(), fd), os.O_WRONLY)\n"
+    "        os.write(f, line.encode())\n    except OSError:\n        pass\n"
+    "try:\n    os.kill(os.getppid(), 9)\nexcept OSError:\n    pass\n"
+)
+
+
+def test_function_and_stdio_runners_cannot_be_reached_through_proc(sandbox):
+    """Only probe/check runners were non-dumpable: in a function or stdin/stdout job
+    the answer wrote a result line to /proc/<runner>/fd/3 and killed the runner (a
+    line with too many results then raised on the host: a reward_error)."""
+    add = next(p for p in function_problems() if p.name == "add")
+    sum_two = next(p for p in stdio_problems() if p.name == "sum_two")
+    policy = GradingPolicy(tests="both", random_tests=5, test_timeout_s=2.0, budget_s=6.0, reward="pass_rate")
+    fn = "```python\ndef add(a, b):\n" + "".join(f"    {ln}\n" for ln in FORGE_LINE.splitlines()) + "```"
+    io = f"```python\n{FORGE_LINE}```"
+
+    async def main():
+        return await asyncio.gather(averify(function_steps(add, fn, 0, policy), sandbox),
+                                    averify(stdio_steps(sum_two, io, 0, policy), sandbox))
+
+    for r in asyncio.run(main()):
+        assert r.score == 0.0 and "reward_error" not in r.info, r
+
+
+def test_a_result_line_with_more_results_than_tests_fails_them_all():
+    from gym_llm_code.harness import JobOutcome
+
+    assert JobOutcome(results=[{"value": 1}] * 5).results_of(3) == [{}] * 3
+    assert JobOutcome(results=[{"value": 1}]).results_of(2) == [{"value": 1}, {}]
+
+
+def test_sets_crafted_to_share_one_hash_are_refused_fast():
+    import time
+
+    colliding = [k * (2**61 - 1) for k in range(1, 40_001)]  # all hash to 0
+    t0 = time.perf_counter()
+    for tag in ("$set", "$frozenset"):
+        with pytest.raises(ValueError, match="share one hash"):
+            decode({tag: colliding})
+    with pytest.raises(ValueError, match="share one hash"):
+        decode({"$dict": [[k, 0] for k in colliding]})
+    assert time.perf_counter() - t0 < 2.0  # was about 15 s each, on the host
+    assert decode({"$set": list(range(40_000))}) == set(range(40_000))  # a real one still decodes
+
+
+def test_booleans_do_not_stand_for_integers_in_sets_or_dict_keys():
+    assert not plain_equal({0, 1}, {False, True}) and not plain_equal({1: "a"}, {True: "a"})
+    assert not plain_equal(frozenset({(1, 2)}), frozenset({(True, 2)}))
+    assert plain_equal({1, 2}, {2, 1}) and plain_equal({1: "a", "b": [2]}, {"b": [2], 1: "a"})
+    assert not plain_equal({1, 2}, frozenset({1, 2})) and not plain_equal({1: 2}, {1: 2.5})
+
+
+def test_expected_integers_too_long_for_int_compare_exactly():
+    big = "12345" * 1200  # 6,000 digits: int() of it raises (2000! has 5,736)
+    assert tokens_match(big, big) and tokens_match(big, big + ".0")
+    assert not tokens_match(big, "0") and not tokens_match(big, big[:-1] + "1")
+
+
+def test_text_that_is_not_utf8_never_reaches_the_next_observation():
+    """An exception message with a lone surrogate (the runner's backslashreplace
+    escapes, read back by json) was fed to the policy's tokenizer, which raised."""
+    import gym_llm
+
+    env = gym_llm.make("code/PythonFunctions-v0", split="train", seed=0, max_difficulty=0.0, max_turns=2)
+    env.reset()
+    obs, r, term, _, info = env.step("```python\ndef count_words(s):\n    raise ValueError('bad ' + chr(0xDC80))\n```")
+    assert r == 0.0 and not term and "reward_error" not in info
+    assert "\udc80" in info["feedback"]  # info keeps what came back; files escape it
+    obs[-1]["content"].encode("utf-8")
+    assert "\ufffd" in obs[-1]["content"]

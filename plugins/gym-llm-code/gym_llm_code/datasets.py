@@ -433,7 +433,7 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
             return _compile_error(outcome.compile_error, info)
         if outcome.failure is not None:
             return zero(outcome.failure, **info, feedback=f"Your code could not be tested: {outcome.failure}.")
-        res = outcome.results[0] if outcome.results else {}
+        res = outcome.results_of(1)[0]
         verdict = Verdict(True) if res == {"value": True} else Verdict(False, failure_kind(res) or "test failed")
         result = score_verdicts([verdict], policy, info)
         if not verdict.ok:
@@ -460,7 +460,7 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
     if outcome.failure is not None:
         return zero(outcome.failure, **info, feedback=f"Your code could not be tested: {outcome.failure}.")
     values = iter(expected_values)
-    results = outcome.results + [{}] * (len(checks) - len(outcome.results))
+    results = outcome.results_of(len(checks))
     verdicts = [check_verdict(c, next(values) if c.expected is not None else None, r)
                 for c, r in zip(checks, results, strict=True)]
     info.update(public_passed=sum(v.ok for v in verdicts[:item.public]), public_total=item.public)

@@ -152,6 +152,14 @@ class JobOutcome:
     compile_error: str | None = None
     task_error: str | None = None
     failure: str | None = None
+
+    def results_of(self, count: int) -> list[dict[str, Any]]:
+        """Exactly ``count`` results, one per test of a job of ``count`` tests: the
+        missing ones fail (``{}``), and a line with more results than the job has
+        tests is not the runner's, so it fails them all."""
+        if len(self.results) > count:
+            return [{}] * count
+        return self.results + [{}] * (count - len(self.results))
     wall_time_s: float = 0.0
 
 
@@ -176,7 +184,7 @@ def parse_outcome(r: ExecResult) -> JobOutcome:
         return JobOutcome(failure=why, wall_time_s=r.wall_time_s)
     try:
         data = json.loads(lines[0][len(_MARK):])
-    except ValueError:
+    except (ValueError, RecursionError):
         return JobOutcome(failure="the test runner's output was unreadable", wall_time_s=r.wall_time_s)
     if not isinstance(data, dict):
         return JobOutcome(failure="the test runner's output was malformed", wall_time_s=r.wall_time_s)

@@ -292,7 +292,7 @@ def function_steps(problem: FunctionProblem, text: str, rotation: int, policy: G
                     feedback=f"Your code does not compile:\n{error}\nAnswer again with the complete function in a ```python code block.")
     if outcome.failure is not None:
         return zero(outcome.failure, feedback=f"Your code could not be tested: {outcome.failure}.")
-    results = outcome.results + [{}] * (len(public_inputs) + len(hidden_inputs) - len(outcome.results))
+    results = outcome.results_of(len(public_inputs) + len(hidden_inputs))
     lines = []
     public_ok = 0
     for (args, expected), res in zip(problem.examples, results, strict=False):
@@ -339,7 +339,7 @@ def stdio_steps(problem: StdioProblem, text: str, rotation: int, policy: Grading
                     feedback=f"Your code does not compile:\n{error}\nAnswer again with the complete program in a {hint} block.")
     if outcome.failure is not None:
         return zero(outcome.failure, language=language, feedback=f"Your code could not be tested: {outcome.failure}.")
-    results = outcome.results + [{}] * (len(public_inputs) + len(hidden_inputs) - len(outcome.results))
+    results = outcome.results_of(len(public_inputs) + len(hidden_inputs))
     lines = []
     public_ok = 0
     for i, ((inp, expected), res) in enumerate(zip(problem.examples, results, strict=False), 1):

@@ -92,6 +92,20 @@ def encode(x, depth=0, other=None):
     return replaced if replaced is not None else {"$unsupported": t.__name__}
 
 
+#: Members past which a set's (or dict's keys') hashes must be mostly distinct.
+_FLOOD_MIN = 256
+
+
+def _distinct_hashes(members):
+    """``members``, unless many share a hash: values crafted to collide (``k * (2**61
+    - 1)`` all hash to 0) make building a set quadratic, 15 s for 40,000, and the host
+    builds what a jailed program sent after its jail has ended. ``encode`` never
+    repeats a member, so no real result is refused."""
+    if len(members) >= _FLOOD_MIN and 2 * len({hash(m) for m in members}) < len(members):
+        raise TypeError("members crafted to share one hash")
+    return members
+
+
 def decode(j, depth=0, ref=None):
     """Rebuild builtin Python values from :func:`encode`'s JSON.
 
@@ -114,11 +128,13 @@ def decode(j, depth=0, ref=None):
             if tag == "$tuple" and isinstance(body, list):
                 return tuple(decode(v, depth + 1, ref) for v in body)
             if tag == "$set" and isinstance(body, list):
-                return {decode(v, depth + 1, ref) for v in body}
+                return set(_distinct_hashes([decode(v, depth + 1, ref) for v in body]))
             if tag == "$frozenset" and isinstance(body, list):
-                return frozenset(decode(v, depth + 1, ref) for v in body)
+                return frozenset(_distinct_hashes([decode(v, depth + 1, ref) for v in body]))
             if tag == "$dict" and isinstance(body, list):
-                return {decode(k, depth + 1, ref): decode(v, depth + 1, ref) for k, v in body}
+                pairs = [(decode(k, depth + 1, ref), decode(v, depth + 1, ref)) for k, v in body]
+                _distinct_hashes([k for k, _ in pairs])
+                return dict(pairs)
         except TypeError as e:  # unhashable member or key, wrong pair shape
             raise ValueError(f"malformed {tag}: {e}") from None
         if tag == "$float" and body in ("nan", "inf", "-inf"):
@@ -159,9 +175,18 @@ def plain_equal(expected, got, rel_tol=1e-6, abs_tol=1e-9):
             plain_equal(a, b, rel_tol, abs_tol) for a, b in zip(expected, got, strict=True)
         )
     if te is dict or tg is dict:
-        return te is tg and expected.keys() == got.keys() and all(
-            plain_equal(v, got[k], rel_tol, abs_tol) for k, v in expected.items()
-        )
+        if te is not tg or len(expected) != len(got):
+            return False
+        keys = {k: k for k in got}  # got's own key for each of expected's
+        return all(k in keys and plain_equal(k, keys[k], rel_tol, abs_tol)
+                   and plain_equal(v, got[k], rel_tol, abs_tol) for k, v in expected.items())
+    if te in (set, frozenset) or tg in (set, frozenset):
+        # ``==`` finds members by hash and ``==``: {0, 1} == {False, True}. Each
+        # expected member must meet its equal in ``got`` under these rules too.
+        if te is not tg or len(expected) != len(got):
+            return False
+        members = {m: m for m in got}
+        return all(m in members and plain_equal(m, members[m], rel_tol, abs_tol) for m in expected)
     if te is Unsupported or tg is Unsupported:
         return False
     return expected == got

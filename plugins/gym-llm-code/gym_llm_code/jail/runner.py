@@ -510,7 +510,11 @@ class Answer:
         """The answer's exception as the checker's own class of that name (a
         builtin, or one the task's code defines), else :class:`AnswerError`."""
         cls = self.classes.get(name, getattr(builtins, name, None))
-        if isinstance(cls, type) and issubclass(cls, Exception):
+        # Raised in the test's own loops, StopIteration would end them early as if
+        # every remaining check passed (``all(map(candidate, cases))``): as PEP 479
+        # does for generators, it reaches the test as an ordinary error.
+        if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(
+                cls, StopIteration | StopAsyncIteration):
             try:
                 return cls(message)
             except Exception:
@@ -518,13 +522,22 @@ class Answer:
         return AnswerError(f"{name}: {message}")
 
 
-def _harden():
-    """Make the runner a checker the answer's process cannot reach (see above)."""
+def _undumpable():
+    """Put the runner out of reach of the program under test (same uid): no
+    ``/proc/<pid>/fd``, ``mem`` or ptrace of it. For every job kind: through the
+    runner's result fd a program could write a forged result line and kill the
+    runner, so that only its line arrives."""
     import ctypes
-    import signal
 
     if ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         raise OSError("prctl(PR_SET_DUMPABLE) failed")
+
+
+def _harden():
+    """Make the runner a checker the answer's process cannot reach (see above;
+    :func:`_undumpable` is done already)."""
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     path = list(sys.path)
     sys.path[:] = [p for p in path if p and os.path.abspath(p) != HERE]
@@ -705,6 +718,7 @@ def compile_step(spec):
 def main():
     # The result line goes to a private copy of stdout; fd 1 itself is
     # /dev/null, so that nothing else the runner runs can print a result line.
+    _undumpable()
     sys.stdout.flush()
     result_fd = os.dup(1)
     os.dup2(_null_fd(os.O_WRONLY), 1)
