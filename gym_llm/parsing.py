@@ -38,8 +38,10 @@ def extract_boxed(text: str) -> list[str]:
     """Return the contents of every ``\\boxed``/``\\fbox`` in ``text``, in order.
 
     Braces nest (``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``); an unclosed
-    box is ignored. ``\\boxed 5`` (no braces) takes the next token, up to a
-    space, ``$`` or the end of the text. Contents are stripped.
+    box is ignored. Any whitespace, newlines included, may come between
+    ``\\boxed`` and its ``{`` (LaTeX reads it as one box). ``\\boxed 5`` (no
+    braces) takes the next token, up to whitespace, ``$`` or the end of the
+    text. Contents are stripped.
     """
     if not isinstance(text, str):
         return []
@@ -51,7 +53,7 @@ def extract_boxed(text: str) -> list[str]:
         if m is None:
             return out
         i = m.end()
-        while i < n and text[i] in " \t":
+        while i < n and text[i].isspace():
             i += 1
         if i < n and text[i] == "{":
             depth = 0
@@ -74,7 +76,7 @@ def extract_boxed(text: str) -> list[str]:
             pos = j + 1
         elif i > m.end() and i < n:  # "\boxed 5": one bare token
             j = i
-            while j < n and text[j] not in " \t\n$":
+            while j < n and not text[j].isspace() and text[j] != "$":
                 j += 1
             token = text[i:j].rstrip(".,;")
             if token:

@@ -40,6 +40,8 @@ def test_not_plain_numbers(text):
     ("1 \\pm \\sqrt{2}", True), ("2; 3", True), ("2 \\quad 3", True), ("2 \\lor 3", True),
     ("1,000", False), ("(1, 2)", False), ("\\{1, 2\\}", False), ("[1, 2)", False), ("f(x, y)", False),
     ("\\begin{pmatrix}1 & 2\\\\3 & 4\\end{pmatrix}", False), ("\\frac{1}{2}", False), ("color", False),
+    ("2\\,\\sqrt{3}", False), ("x^2+3\\,x+2", False), ("2\\sqrt{3}\\;", False), ("2\\sqrt{3}\\quad", False),
+    ("\\sqrt{2},", False),
 ])
 def test_multi_valued(text, multi):
     assert is_multi_valued(text) is multi

@@ -8,8 +8,10 @@ import re
 
 import pytest
 from gym_llm_math import Verifier, verify
+from gym_llm_math.envs import score_answer
 
 import gym_llm
+import gym_llm.parsing
 
 
 def boxed(answer: str) -> str:
@@ -165,3 +167,83 @@ def test_exact_values_still_match_exactly(slow):
                          ("\\sqrt{8}", "2\\sqrt{2}"), ("10^{-400}", "\\frac{1}{10^{400}}")]:
         assert both(slow, gold, boxed(answer)).score == 1.0, (gold, answer)
     assert both(slow, "\\frac{1}{2006!}", boxed("\\frac{1}{2004!}")).score == 0.0
+
+
+# ------------------------------------------- boxes in boxes, relations, spacing
+@pytest.mark.parametrize("answer", ["6 \\boxed{5}", "6 \\fbox{5}", "6 \\boxed 5", "6, \\boxed{5}"])
+def test_a_box_inside_the_answer_box_is_wrong_not_graded_on_the_inner_box(answer, slow):
+    result = both(slow, "5", boxed(answer))
+    reason = result.info["reason"]
+    assert result.score == 0.0 and ("box inside" in reason or reason.startswith("hedged")), reason
+
+
+def test_a_box_after_a_newline_is_a_box():
+    assert gym_llm.parsing.extract_boxed("\\boxed\n{6} then \\boxed\r\n\t{5}") == ["6", "5"]
+    assert verify("5", "\\boxed\n{6} then \\boxed{5}").info["reason"] == "hedged: boxed answers disagree"
+
+
+@pytest.mark.parametrize("answer", ["7 = 5", "y = 6 = 5", "x=7 \\Rightarrow x=5", "5 \\approx 6", "x = 5 = 7",
+                                    "5 \\equiv 6"])
+def test_a_relation_between_different_values_is_a_hedge(answer, slow):
+    result = both(slow, "5", boxed(answer))
+    assert result.score == 0.0 and result.info["reason"].startswith("hedged"), result.info
+
+
+@pytest.mark.parametrize(("gold", "answer"), [
+    ("5", "x = 5"), ("5", "x = 2 + 3 = 5"), ("5", "f(2) = 5"), ("30", "\\angle ABC = 30"), ("5", "a_{10} = 5"),
+    ("x = 2", "x = 1 + 1 = 2"), ("y = 2x + 3", "2x + 3 = y"), ("(3, -1)", "x=3, y=-1"),
+])
+def test_a_named_value_and_agreeing_sides_are_one_value(gold, answer, slow):
+    assert both(slow, gold, boxed(answer)).score == 1.0
+
+
+def test_a_relation_hedge_hides_neither_in_a_tuple_nor_in_an_equation_gold(slow):
+    assert both(slow, "(3, -1)", boxed("x = 7 = 3, y = -1")).score == 0.0
+    assert both(slow, "x = 2", boxed("x = 7 = 2")).score == 0.0
+
+
+@pytest.mark.parametrize(("gold", "answer"), [
+    ("2\\sqrt{3}", "2\\,\\sqrt{3}"), ("12", "12\\,\\text{cm}^2"), ("\\frac{1}{2}", "\\int_0^1 x\\,dx"),
+    ("x^{2} + 3x + 2", "x^2+3\\,x+2"), ("2\\sqrt{3}", "2\\sqrt{3}\\;"), ("2\\sqrt{3}", "2\\sqrt{3}\\quad"),
+])
+def test_spacing_commands_are_not_hedge_separators(gold, answer, slow):
+    assert both(slow, gold, boxed(answer)).score == 1.0
+
+
+@pytest.mark.parametrize(("gold", "answer"), [("\\sqrt{2}", "\\sqrt{2}."), ("(1, 2)", "(1, 2)."), ("12", "12."),
+                                              ("x^{2} + 3x + 2", "x^{2}+3x+2.")])
+def test_a_final_full_stop_is_normalised_on_every_path(gold, answer, slow):
+    assert both(slow, gold, boxed(answer)).score == 1.0
+
+
+# ------------------------------------------------- the asked form, unsimplified
+@pytest.mark.parametrize(("gold", "answer"), [
+    ("x^{2} + 3x + 2", "x^2+2x+x+2"),           # like terms not combined
+    ("x^{2} + 3x + 2", "x^2+3x+4/2"),           # arithmetic left between numbers
+    ("x^{2} + 3x + 2", "x^2+3x+\\frac{4}{2}"),
+    ("x^{2} + 3x + 2", "x^2+3x+(-1)(-2)"),
+    ("x^{2} + 3x + 2", "x \\cdot x+3x+2"),
+    ("x^{2} + 3x + 2", "x^2+3x+1+1"),
+    ("x^{2} + 3x + 2", "x^2+3x+2^1"),
+    ("x^{2} + 3x + 2", "x^2+3x+2+0x"),
+    ("x^{2} + 3x + 2", "(x+1)(x+2) = x^2+3x+2"),  # the question's product beside the answer
+    ("x + 6", "x+\\frac{12}{2}"),
+    ("x + 6", "x+4 \\div 2 + 4"),
+    ("x + 6", "x + 2 \\cdot 3"),
+])
+def test_unsimplified_expanded_forms_fail_the_form_check(gold, answer):
+    task = gym_llm.Task(id="t", prompt="p", answer=gold, metadata={"form": "expanded"})
+    assert verify(gold, boxed(answer)).score == 1.0, answer  # right in value...
+    result = score_answer(task, boxed(answer))
+    assert result.score == 0.0 and "form" in result.info["reason"], (answer, result.info)  # ...wrong in form
+
+
+@pytest.mark.parametrize(("gold", "answer"), [
+    ("x^{2} + 3x + 2", "2 + 3x + x^2"), ("x^{2} - 3x + 2", "x^2-3x+2"), ("-x^{2} + 1", "-x^2+1"),
+    ("\\frac{3}{2}x + 1", "\\frac{3}{2}x+1"), ("-\\frac{3}{2}x", "-\\frac{3}{2}x"), ("x + 6", "f(x) = x + 6"),
+    ("x^{2} + 3x + 2", "x^{2}+3x+2."),
+])
+def test_expanded_forms_pass_the_form_check(gold, answer):
+    task = gym_llm.Task(id="t", prompt="p", answer=gold, metadata={"form": "expanded"})
+    result = score_answer(task, boxed(answer))
+    assert result.score == 1.0, (answer, result.info)

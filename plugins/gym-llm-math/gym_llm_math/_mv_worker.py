@@ -7,7 +7,8 @@ then for each request
 * ``{"gold": str, "pred": str, "lenient_decimals": bool}`` it prints
   ``{"gold_parsed": bool, "equal": bool}``;
 * ``{"form": "expanded", "pred": str}`` it prints ``{"form_ok": bool,
-  "why": str}``: whether the answer, as written, is a sum of monomials;
+  "why": str}``: whether the answer (normalised by the parent), as
+  written, is an expanded polynomial;
 
 or ``{"error": str}``.
 
@@ -149,32 +150,80 @@ def _numeric_eq(a, b, float_rounding: int, numeric_precision: int) -> bool:
 _original_numeric_eq = None
 
 
-def _is_expanded(expr) -> tuple[bool, str]:
-    """Whether ``expr`` (parsed without evaluation) is a sum of monomials:
-    numbers times symbols to non-negative integer powers, with no product of
-    sums, no division and no negative or fractional power."""
-    from sympy import Add, Integer, Mul, Number, Pow, Symbol
-    from sympy.core.relational import Equality
+def _literal_fractions():
+    """A stand-in for the ``sympy`` module of latex2sympy's parser, for the
+    form check: the parser folds a quotient of two integers (``4/2``,
+    ``\\frac{4}{2}``, ``4 \\div 2``) into one Rational even when nothing is
+    evaluated, so ``x + \\frac{4}{2}`` would read as ``x + 2``; here such a
+    quotient stays ``Mul(4, Pow(2, -1))``, as written."""
+    import types
 
-    if isinstance(expr, Equality):  # "f(x) = x^2 - 1": the form is the right side's
-        expr = expr.rhs
-    terms = list(expr.args) if isinstance(expr, Add) else [expr]
+    import sympy
+
+    class LiteralFractions(types.ModuleType):
+        def __getattr__(self, name: str):
+            return getattr(sympy, name)
+
+        @staticmethod
+        def Rational(p, q=1):  # noqa: N802 - sympy's name
+            if q == 1:
+                return sympy.Rational(p, q)
+            return sympy.Mul(p, sympy.Pow(q, -1, evaluate=False), evaluate=False)
+
+    return LiteralFractions("sympy")
+
+
+def _factors(term) -> list:
+    from sympy import Mul
+
+    if isinstance(term, Mul):
+        return [f for arg in term.args for f in _factors(arg)]
+    return [term]
+
+
+def _is_expanded(expr) -> tuple[bool, str]:
+    """Whether ``expr`` (parsed unevaluated, quotients of integers kept) is
+    an expanded polynomial: a sum of monomials, each at most a sign, one
+    number (an integer, or a reduced fraction p/q written as one) and
+    distinct symbols to positive integer powers, no two monomials with the
+    same symbols and powers."""
+    from math import gcd
+
+    from sympy import Add, Integer, Pow, Symbol
+
+    terms = [expr]
     while any(isinstance(t, Add) for t in terms):  # (a + b) + c is still a sum
         terms = [u for t in terms for u in (t.args if isinstance(t, Add) else [t])]
-
-    def factor_ok(f) -> bool:
-        if isinstance(f, Number | Symbol):
-            return True
-        if isinstance(f, Pow):
-            base, exp = f.args
-            return isinstance(base, Symbol | Number) and isinstance(exp, Integer) and exp >= 0
-        if isinstance(f, Mul):
-            return all(factor_ok(g) for g in f.args)
-        return False
-
+    seen: set[tuple] = set()
     for t in terms:
-        if not factor_ok(t):
-            return False, f"the term {t} is not a monomial (a product of sums, a quotient or a negative power)"
+        numbers, inverses, powers = [], [], {}
+        for f in _factors(t):
+            if isinstance(f, Integer):
+                numbers.append(int(f))
+            elif isinstance(f, Pow) and isinstance(f.base, Integer) and f.exp == -1:
+                inverses.append(int(f.base))
+            elif isinstance(f, Symbol) or (isinstance(f, Pow) and isinstance(f.base, Symbol)
+                                           and isinstance(f.exp, Integer) and f.exp >= 1):
+                base, exp = (f, 1) if isinstance(f, Symbol) else (f.base, int(f.exp))
+                if base in powers:
+                    return False, f"the term {t} repeats {base} (a product left to multiply)"
+                powers[base] = exp
+            else:
+                return False, f"the term {t} is not a monomial (a product of sums, a quotient or a power)"
+        if -1 in numbers and (len(numbers) > 1 or powers):  # a minus sign
+            numbers.remove(-1)
+            if any(n < 0 for n in numbers):
+                return False, f"the term {t} has arithmetic left between numbers"
+        if len(numbers) > 1 or len(inverses) > 1 or (inverses and not numbers):
+            return False, f"the term {t} has arithmetic left between numbers"
+        if inverses and (inverses[0] <= 1 or gcd(numbers[0], inverses[0]) != 1):
+            return False, f"the term {t} has a fraction that is not reduced"
+        if numbers == [0] and (powers or len(terms) > 1):
+            return False, f"the term {t} is zero"
+        key = tuple(sorted((str(b), e) for b, e in powers.items()))
+        if key in seen:
+            return False, f"like terms are not combined (two terms in {key or 'the constant'})"
+        seen.add(key)
     return True, ""
 
 
@@ -185,15 +234,14 @@ def main() -> None:
     try:
         _die_with_parent()
         _limit_memory()
-        from latex2sympy2_extended import latex2sympy
+        from latex2sympy2_extended import latex2sympy, latex2sympy2
         from math_verify import grader, parse, verify
         from sympy import evaluate
-
-        from gym_llm_math.answers import unwrap
 
         # sympy_expr_eq looks the numeric check up by name at each call.
         _original_numeric_eq = grader.sympy_numeric_eq
         grader.sympy_numeric_eq = _numeric_eq
+        literal_fractions = _literal_fractions()
 
         def parse_boxed(answer: str) -> list:
             return parse("\\boxed{" + answer + "}", parsing_timeout=None)
@@ -212,8 +260,12 @@ def main() -> None:
         try:
             request = json.loads(line)
             if "form" in request:
-                with evaluate(False):  # the form as written: 2(x + 1) must stay a product
-                    ok, why = _is_expanded(latex2sympy(unwrap(request["pred"])))
+                real_sympy, latex2sympy2.sympy = latex2sympy2.sympy, literal_fractions
+                try:
+                    with evaluate(False):  # the form as written: 2(x + 1) must stay a product
+                        ok, why = _is_expanded(latex2sympy(request["pred"]))
+                finally:
+                    latex2sympy2.sympy = real_sympy
                 _emit({"form_ok": ok, "why": why})
                 continue
             _lenient_decimals = bool(request.get("lenient_decimals", False))

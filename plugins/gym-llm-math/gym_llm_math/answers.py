@@ -17,7 +17,8 @@ from gym_llm.parsing import last_boxed
 
 __all__ = [
     "PlainNumber", "extract_gold", "plain_number", "compare_numbers", "is_multi_valued", "is_single_value",
-    "split_values", "format_number", "unmarked_solution", "decimal_matches",
+    "split_values", "format_number", "unmarked_solution", "decimal_matches", "normalise", "unwrap",
+    "split_relation", "relation_pieces", "is_relation", "has_relation_sign",
 ]
 
 #: Longer digit strings are left to math-verify (bounded by its timeout):
@@ -115,16 +116,29 @@ def format_number(value: Fraction, max_decimal_denominator: int | None = None) -
     return f"{sign}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
 
 
+def normalise(text: str) -> str:
+    """An answer as every path sees it (the fast path, the hedge checks,
+    math-verify, the form check): LaTeX spacing commands become spaces (a
+    thin space between digit groups, ``1\\,000``, stays), and math delimiters
+    (``$``, ``\\(``, ``\\[``) and a final full stop around it are stripped.
+    ``\\text{}`` is kept: math-verify compares text as text."""
+    return _strip(text, _WRAPPERS[:3])
+
+
 def unwrap(text: str) -> str:
-    """Strip math delimiters, ``\\text{}``-like wrappers, LaTeX spacing and a
-    final full stop around an answer."""
+    """:func:`normalise`, and ``\\text{}``-like wrappers stripped too: how a
+    plain number is read (``\\text{12}`` is 12)."""
+    return _strip(text, _WRAPPERS)
+
+
+def _strip(text: str, wrappers: tuple[re.Pattern[str], ...]) -> str:
     text = _JOINED_SEPARATOR_RE.sub(r"\1", text)
     text = _SPACING_RE.sub(" ", _THIN_SPACE_RE.sub(" ", text)).strip()
     changed = True
     while changed:
         changed = False
         text = text.strip().rstrip(".").strip()
-        for pattern in _WRAPPERS:
+        for pattern in wrappers:
             m = pattern.match(text)
             if m and _balanced(m.group("x")):
                 text, changed = m.group("x"), True
@@ -274,8 +288,11 @@ _OPEN, _CLOSE_BRACKETS = "({[", ")}]"
 _JOINING = re.compile(r"\\(?:pm|mp|land|wedge)(?![A-Za-z])")
 
 
-def _top_level_separators(text: str) -> list[re.Match[str]]:
-    """The separators of ``text`` outside any bracket, brace or environment."""
+def _scan(text: str, pattern: re.Pattern[str], anywhere: bool = False) -> list[re.Match[str]]:
+    """The matches of ``pattern`` in ``text`` outside any bracket, brace or
+    environment (``anywhere``: inside them too). A match starts only where a
+    token does, never inside a command or a control symbol: ``\\,`` and
+    ``\\;`` are spaces, not a comma and a semicolon."""
     found = []
     depth = 0
     i, n = 0, len(text)
@@ -294,23 +311,41 @@ def _top_level_separators(text: str) -> list[re.Match[str]]:
             depth += 1
         elif c in _CLOSE_BRACKETS:
             depth -= 1
-        elif depth <= 0:
-            m = _SEPARATOR_RE.match(text, i)
+        elif depth <= 0 or anywhere:
+            m = pattern.match(text, i)
             if m:
                 found.append(m)
                 i = m.end()
                 continue
+        if c == "\\":  # a command or a control symbol that is no match: skip it whole
+            j = i + 1
+            while j < n and text[j].isalpha():
+                j += 1
+            i = max(j, i + 2)
+            continue
         i += 1
     return found
+
+
+def _pieces(text: str, cuts: list[re.Match[str]]) -> list[str]:
+    """``text`` cut at the matches ``cuts``, each piece stripped (empty ones kept)."""
+    bounds = [0, *(b for m in cuts for b in m.span()), len(text)]
+    return [text[bounds[k]:bounds[k + 1]].strip() for k in range(0, len(bounds), 2)]
 
 
 def is_multi_valued(text: str) -> bool:
     """True when ``text`` lists several values at its top level: ``5, 7``,
     ``5 \\text{ or } 7``, ``\\pm 5``, ``2; 3``, ``2 \\quad 3``, ``x=1 \\lor x=2``.
-    A plain number with thousands separators is one value."""
+    A plain number with thousands separators is one value, and so is a value
+    with a separator but nothing on its other side (``5,``,
+    ``2\\sqrt{3}\\quad``); spacing commands (``\\,``, ``\\;``) separate nothing."""
     if plain_number(text) is not None:
         return False
-    return bool(_top_level_separators(_TEXT_RE.sub(r" \1 ", text)))
+    body = _TEXT_RE.sub(r" \1 ", text)
+    separators = _scan(body, _SEPARATOR_RE)
+    if any(_JOINING.fullmatch(m.group()) for m in separators):
+        return True
+    return sum(1 for piece in _pieces(body, separators) if piece) > 1
 
 
 _SET_RE = re.compile(r"^(?:\\left)?\\\{(?P<x>.*?)(?:\\right)?\\\}$", re.DOTALL)
@@ -338,15 +373,10 @@ def split_values(text: str) -> list[str]:
     if inner and _balanced(inner.group("x")) and _one_set(inner.group("x")):
         body = inner.group("x")
     body = _TEXT_RE.sub(r" \1 ", body)
-    separators = _top_level_separators(body)
-    if not separators or any(_JOINING.fullmatch(m.group()) for m in separators):
+    separators = _scan(body, _SEPARATOR_RE)
+    if any(_JOINING.fullmatch(m.group()) for m in separators):
         return [text]
-    pieces, start = [], 0
-    for m in separators:
-        pieces.append(body[start:m.start()])
-        start = m.end()
-    pieces.append(body[start:])
-    values = [p.strip() for p in pieces if p.strip()]
+    values = [piece for piece in _pieces(body, separators) if piece]
     return values if len(values) > 1 else [text]
 
 
@@ -355,4 +385,59 @@ def is_single_value(text: str) -> bool:
     tuples, sets, intervals, matrices and lists are not)."""
     if plain_number(text) is not None:
         return True
-    return _SEPARATOR_RE.search(_TEXT_RE.sub(r" \1 ", text)) is None and "&" not in text
+    return not _scan(_TEXT_RE.sub(r" \1 ", text), _SEPARATOR_RE, anywhere=True) and "&" not in text
+
+
+# Relations between values: equality-like signs and implications. ``<=``,
+# ``>=``, ``!=`` and ``\neq`` are not: an inequality is one value (an
+# interval), and a side of ``\neq`` is not the answer.
+_RELATION_RE = re.compile(
+    r"(?<![<>!:])=+|:=|\\(?:approx|equiv|simeq|cong|doteq|coloneqq|Rightarrow|Longrightarrow|implies"
+    r"|rightarrow|longrightarrow|to|iff|Leftrightarrow|Longleftrightarrow)(?![A-Za-z])"
+)
+_NOT_A_NAME = r"(?:frac|dfrac|tfrac|cfrac|sqrt|pi|infty|binom)(?![A-Za-z])"
+# What names a value on the left of ``=``: a variable (``x``, ``x_1``,
+# ``\theta``), a quantity (``AB``, ``\angle ABC``, ``\overline{AB}``,
+# ``\text{Area}``) or a function's value (``f(2)``, ``f^{-1}(3)``, ``P(A)``).
+_NAME_RE = re.compile(
+    r"(?:m\s*)?(?:\\angle\s*)?"
+    r"(?:\\(?:text|textrm|mathrm|mathit|operatorname|mbox)\s*\{[A-Za-z ]+\}"
+    r"|\\(?:overline|overrightarrow|vec|hat|bar)\s*\{[A-Za-z]+\}"
+    r"|(?:[A-Za-z]|\\(?!" + _NOT_A_NAME + r")[A-Za-z]+\s*)+)"
+    r"(?:_(?:\{[^{}]*\}|\w))?'*(?:\^\{-1\})?(?:\s*\([^()]*\))?"
+)
+
+
+def relation_pieces(text: str) -> list[tuple[str, str]]:
+    """``text`` cut at its top-level value separators, as ``(piece,
+    separator after it)`` pairs (the last separator is ``""``):
+    ``x = 1, y = 2`` gives ``[("x = 1", ","), ("y = 2", "")]``."""
+    separators = _scan(text, _SEPARATOR_RE)
+    return list(zip(_pieces(text, separators), [m.group() for m in separators] + [""], strict=True))
+
+
+def split_relation(text: str) -> tuple[list[str], list[str]]:
+    """``(names, values)``: the sides of the top-level relation chain of
+    ``text`` (``=``, ``\\approx``, ``\\Rightarrow``, ...), its leading names
+    (``x`` in ``x = 5``, see ``_NAME_RE``) apart from the values. Every side
+    after the first value is a value (``7`` and ``5`` in ``x = 7
+    \\Rightarrow x = 5``, ``x`` included); when every side is a name the
+    last one is the value. No relation: ``([], [text])``."""
+    sides = [side for side in _pieces(text, _scan(text, _RELATION_RE)) if side]
+    if len(sides) < 2:
+        return [], [text]
+    k = 0
+    while k < len(sides) - 1 and _NAME_RE.fullmatch(sides[k]):
+        k += 1
+    return sides[:k], sides[k:]
+
+
+def has_relation_sign(text: str) -> bool:
+    """Whether ``text`` has a relation sign anywhere (a cheap test before
+    :func:`relation_pieces`)."""
+    return _RELATION_RE.search(text) is not None
+
+
+def is_relation(text: str) -> bool:
+    """Whether ``text`` is a relation at its top level (``y = 2x + 3``)."""
+    return bool(_scan(text, _RELATION_RE))

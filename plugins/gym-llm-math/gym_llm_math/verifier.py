@@ -39,9 +39,14 @@ from gym_llm.rewards import RewardResult
 from .answers import (
     compare_numbers,
     extract_gold,
+    has_relation_sign,
     is_multi_valued,
+    is_relation,
     is_single_value,
+    normalise,
     plain_number,
+    relation_pieces,
+    split_relation,
     split_values,
     unmarked_solution,
 )
@@ -213,7 +218,7 @@ class _Pool:
 class _Verdict:
     equal: bool
     path: str  # "fast" or "math-verify"
-    problem: str | None = None  # the answer could not be judged (timeout, crash): scores 0
+    problem: str | None = None  # the answer is wrong whatever else matches (a hedge, a timeout, a crash)
     error: str | None = None  # the environment failed (gold unparseable, no math-verify)
 
 
@@ -287,7 +292,8 @@ class Verifier:
         if unmarked_solution(gold_text):
             return _result(0.0, 0.0, reward_error="gold is a whole solution with no marked final answer "
                                                   "(####, \\boxed{} or 'the answer is')")
-        boxes = extract_boxed(response_text(response))
+        gold_text = normalise(gold_text)
+        boxes = [normalise(box) for box in extract_boxed(response_text(response))]
         if not boxes:
             return _result(0.0, 0.0, reason="no \\boxed{} answer")
         info: dict[str, Any] = {"answer": boxes[-1][:200]}
@@ -301,7 +307,7 @@ class Verifier:
             return self._match_set(gold_text, gold_values, list(distinct.values()), lenient_decimals, info)
         single = is_single_value(gold_text)
         for k, box in enumerate(distinct.values()):
-            verdict = self.judge(gold_text, box, lenient_decimals=lenient_decimals)
+            verdict = self._judge(gold_text, box, lenient_decimals)
             info["verifier"] = verdict.path
             if verdict.error:
                 return _result(1.0, 0.0, reward_error=verdict.error, **info)
@@ -313,9 +319,75 @@ class Verifier:
         return _result(1.0, 1.0, **info)
 
     def judge(self, gold: str, answer: str, *, lenient_decimals: bool = False) -> _Verdict:
-        """Is ``answer`` (one boxed content) equivalent to ``gold`` (a bare answer)?"""
+        """Is ``answer`` (one boxed content) equivalent to ``gold`` (a bare answer)?
+
+        Both are :func:`~gym_llm_math.answers.normalise`-d first. A box inside
+        the answer makes it wrong (the parsers would grade the inner box
+        alone). The sides of a relation in the answer are values that must
+        all be equal (``7 = 5`` and ``5 \\approx 6`` are hedges; ``x = 2 + 3
+        = 5`` is ``x = 5``; a leading name, ``x`` in ``x = 5``, is not a
+        value); one equation answering a gold that is an equation is
+        compared as an equation."""
+        return self._judge(normalise(gold), normalise(answer), lenient_decimals)
+
+    def _judge(self, gold: str, answer: str, lenient_decimals: bool) -> _Verdict:
+        """:meth:`judge` of a normalised ``gold`` and ``answer``."""
         if len(answer) > MAX_ANSWER_CHARS:
             return _Verdict(False, "fast", problem=f"answer of {len(answer)} characters is too long")
+        if ("box" in answer) and extract_boxed(answer):
+            return _Verdict(False, "fast", problem="a box inside the boxed answer")
+        if not has_relation_sign(answer):  # most answers: nothing to settle
+            return self._compare(gold, answer, lenient_decimals)
+        pieces, settled = [], False
+        for piece, separator in relation_pieces(answer):
+            names, values = split_relation(piece)
+            if len(values) > 1 and not (len(names) + len(values) == 2 and is_relation(gold)):
+                if len(values) > self.max_boxes:
+                    return _Verdict(False, "fast", problem=f"hedged: a relation of {len(values)} values")
+                for value in values[:-1]:
+                    verdict = self._compare(values[-1], value, lenient_decimals)
+                    if verdict.problem:
+                        return verdict
+                    if not verdict.equal:
+                        return _Verdict(False, verdict.path, problem=f"hedged: the sides of {piece[:100]!r} "
+                                                                     "are different values")
+                piece, settled = " = ".join([*names, values[-1]]), True
+            pieces.append(f"{piece}{separator} ")
+        return self._compare(gold, "".join(pieces).strip() if settled else answer, lenient_decimals)
+
+    def is_expanded(self, answer: str) -> tuple[bool, str]:
+        """Whether ``answer`` *as written* is an expanded polynomial, with the
+        reason when not. Decided on the parsed expression, unevaluated and
+        with number literals kept as written: a sum of monomials, each a
+        sign, at most one number (an integer or a reduced fraction, such as
+        ``\\frac{3}{2}``) and distinct variables to positive integer powers,
+        no two with the same variables and powers (like terms combined). So
+        ``2(x + 1)``, ``{x - 1}\\cdot{x + 1}``, ``\\cfrac{..}{..}``, ``\\div``,
+        ``x^{-1}``, ``x + x``, ``4/2``, ``\\frac{4}{2}`` and ``(-1)(-2)`` are
+        not. The answer is normalised as for :meth:`judge`; a box inside it
+        fails; every value side of a relation (``f(x) = ...``) must be
+        expanded. An answer that cannot be parsed or judged in time is not
+        expanded."""
+        answer = normalise(answer)
+        if len(answer) > MAX_ANSWER_CHARS:
+            return False, f"answer of {len(answer)} characters is too long"
+        if extract_boxed(answer):
+            return False, "a box inside the boxed answer"
+        for value in split_relation(answer)[1]:
+            try:
+                reply = self._pool.run({"form": "expanded", "pred": value}, self.timeout_s)
+            except (VerifierUnavailable, _Timeout, _WorkerDied) as e:
+                return False, f"the form could not be checked ({type(e).__name__})"
+            if "error" in reply:
+                return False, f"the form could not be checked: {reply['error']}"
+            if not reply["form_ok"]:
+                return False, reply["why"]
+        return True, ""
+
+    # -------------------------------------------------------------- internals
+    def _compare(self, gold: str, answer: str, lenient_decimals: bool) -> _Verdict:
+        """``judge`` on normalised strings, relations settled: the fast path
+        for two plain numbers, else math-verify."""
         g, p = plain_number(gold), plain_number(answer)
         if self.fast_path and g is not None and p is not None:
             equal = any(compare_numbers(a, b, lenient_decimals) for a in g.candidates() for b in p.candidates())
@@ -329,25 +401,8 @@ class Verifier:
                     return verdict
         return _Verdict(False, "math-verify")
 
-    def is_expanded(self, answer: str) -> tuple[bool, str]:
-        """Whether ``answer`` *as written* is a sum of monomials (decided on
-        the parsed expression, unevaluated: ``2(x + 1)``, ``{x - 1}\\cdot{x +
-        1}``, ``\\cfrac{..}{..}``, ``\\div`` and ``x^{-1}`` are not), with the
-        reason when not. An answer that cannot be parsed or judged in time is
-        not expanded."""
-        if len(answer) > MAX_ANSWER_CHARS:
-            return False, f"answer of {len(answer)} characters is too long"
-        try:
-            reply = self._pool.run({"form": "expanded", "pred": answer}, self.timeout_s)
-        except (VerifierUnavailable, _Timeout, _WorkerDied) as e:
-            return False, f"the form could not be checked ({type(e).__name__})"
-        if "error" in reply:
-            return False, f"the form could not be checked: {reply['error']}"
-        return bool(reply["form_ok"]), reply["why"]
-
-    # -------------------------------------------------------------- internals
     def _equal(self, gold: str, answer: str, lenient_decimals: bool) -> bool:
-        return self.judge(gold, answer, lenient_decimals=lenient_decimals).equal
+        return self._judge(gold, answer, lenient_decimals).equal
 
     def _match_set(self, gold: str, gold_values: list[str], boxes: list[str], lenient_decimals: bool,
                    info: dict[str, Any]) -> RewardResult:
