@@ -156,9 +156,11 @@ def read_regular(root: str, name: str, max_bytes: int) -> bytes | None:
         os.close(dfd)
         return None
     os.close(dfd)
+    # the type first, on the raw fd: fdopen refuses a directory and leaves the fd open
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None
         return f.read(max_bytes)
 
 

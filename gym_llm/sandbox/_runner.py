@@ -10,6 +10,7 @@ program did into an :class:`ExecResult`. It checks nothing about the machine: th
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import resource
@@ -245,7 +246,10 @@ class Runner:
                 if jail.proc.returncode is None:  # never driven (e.g. a bad file name)
                     await jail.discard()
                 else:
-                    jail.remove_stage()
+                    # In a thread: a jail can leave millions of hard links or empty
+                    # dirs (no tmpfs blocks, only kernel memory bounds them), seconds
+                    # of unlinking that must not stall every other run on this loop.
+                    await asyncio.to_thread(jail.remove_stage)
 
     async def _execute_resident(self, spec: JailSpec, init: str, stdin: str | bytes,
                                 limits: Limits, lang: Language | None,

@@ -153,6 +153,54 @@ def test_links_fifos_sockets_unreadable_dirs_and_odd_names(tsb, no_leak):
     assert not os.path.exists(path)
 
 
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("resident", [True, False], ids=["resident", "per-run"])
+def test_an_output_file_that_is_a_directory_is_left_out(tsb, no_leak, resident):
+    """os.fdopen refused the directory with IsADirectoryError out of run_code (a
+    dropped run, not a score) and left its fd open, on the per-run path and in
+    sessions (the resident path already read it as no file)."""
+    sb = Sandbox(limits=tsb.limits, resident=resident)
+
+    def attempts():
+        for _ in range(3):
+            r = sb.run_code("bash", "mkdir out.txt && echo done", output_files=["out.txt"], files={"in": "x"})
+            assert r.exit_code == 0 and r.stdout == "done\n" and r.files == {}, r
+        with sb.session() as s:
+            r = s.run_code("bash", "mkdir -p out.txt/x && echo done", output_files=["out.txt"])
+            assert r.stdout == "done\n" and r.files == {}, r
+            for _ in range(3):
+                assert s.read_file("out.txt") is None and s.read_file("out.txt/x") is None
+
+    attempts()  # daemons and their spare connections are up from here on
+    before = _fds()
+    attempts()
+    assert _fds() <= before + 1  # a spare being topped up; each failed read leaked one
+
+
+def test_a_per_run_host_work_dir_is_removed_off_the_event_loop(tsb, no_leak, monkeypatch):
+    """A jail can leave 1.5 M hard links in 8 s (no tmpfs blocks: only kernel memory
+    bounds them); unlinking them took 6 s of host CPU, which stalled every other run
+    of the process while it ran on the shared event loop."""
+    import threading
+
+    from gym_llm.sandbox._jail import Jail
+
+    where, remove = [], Jail.remove_stage
+
+    def recording(self):
+        where.append(threading.current_thread())
+        remove(self)
+
+    monkeypatch.setattr(Jail, "remove_stage", recording)
+    sb = Sandbox(limits=tsb.limits, resident=False)
+    r = sb.run_code("bash", "for i in $(seq 300); do ln in.txt l$i; done; echo done", files={"in.txt": "x"})
+    assert r.stdout == "done\n", r
+    assert where and all(t.name != "gym_llm-loop" for t in where), where  # the loop run_code drives
+
+
 def test_remove_tree_as_a_plain_function():
     """The host helper itself, on a tree we build: deep (no recursion), long paths,
     unreadable dirs; it never raises and reports what it did."""
