@@ -54,7 +54,10 @@ def as_assistant_message(action: Any, keep: Literal["head", "tail"] = "head") ->
                 problem = f"message content of type {type(msg['content']).__name__} is not text"
             msg["content"] = text
         if action.get("tool_calls"):
-            msg["tool_calls"] = copy.deepcopy(action["tool_calls"])
+            try:
+                msg["tool_calls"] = copy.deepcopy(action["tool_calls"])
+            except RecursionError:  # arguments nested thousands deep: no call is readable
+                problem = "tool_calls nested too deeply to read; dropped"
         if action.get("role", "assistant") != "assistant":
             problem = f"action has role {action.get('role')!r}, expected 'assistant'"
     elif isinstance(action, bytes | bytearray):

@@ -232,6 +232,11 @@ class ToolEnv(LLMEnv):
     :meth:`score_episode`.
     """
 
+    #: Tool calls run per assistant turn; the rest of a longer turn gets error tool
+    #: messages, unrun. One turn of a million characters held about 14,000 calls,
+    #: each a sandboxed command in the Shell env: hours of jails for a single step.
+    max_calls_per_turn: int = 16
+
     def __init__(
         self,
         tasks: TaskSet | Sequence[Task],
@@ -293,7 +298,11 @@ class ToolEnv(LLMEnv):
         if not parsed.calls and not parsed.errors:
             result = await self._ascore(message)
             return Turn(reward=result, done=True)
-        replies = [await self.call_tool(c) for c in parsed.calls]
+        cap = self.max_calls_per_turn
+        replies = [await self.call_tool(c) for c in parsed.calls[:cap]]
+        for c in parsed.calls[cap:]:
+            self.tool_errors += 1
+            replies.append(tool_message(c, f"Error: more than {cap} tool calls in one turn; this one was not run"))
         for i, err in enumerate(parsed.errors):
             self.tool_errors += 1
             replies.append({"role": "tool", "tool_call_id": f"error_{i}", "name": "", "content": f"Error: {err}"})

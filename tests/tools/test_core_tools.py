@@ -52,3 +52,38 @@ def test_failed_tool_call_reports_a_reason():
     assert r == 0.0 and info["reason"].startswith("Error: invalid arguments")
     _, r, _, _, info = env.step("<tool_call>{not json</tool_call>")
     assert "invalid JSON" in info["reason"]
+
+
+def test_a_turn_runs_at_most_max_calls_per_turn_tool_calls():
+    """One long turn held ~14,000 calls (each a sandboxed command in Shell-v0): the
+    calls past the cap are answered with an error, unrun."""
+    ran = []
+
+    class CountingEnv(TimerEnv):
+        def episode_tools(self, task):
+            def set_timer(minutes: int) -> str:
+                ran.append(minutes)
+                return "ok"
+            return [Tool.from_function(set_timer)]
+
+    env = CountingEnv([Task(id="t", prompt="set timers", answer=None)], max_turns=3)
+    env.reset(seed=0)
+    cap = env.max_calls_per_turn
+    calls = "".join(f'<tool_call>{{"name": "set_timer", "arguments": {{"minutes": {i}}}}}</tool_call>'
+                    for i in range(cap + 5))
+    obs, r, term, _, info = env.step(calls)
+    assert ran == list(range(cap)) and not term
+    assert len(obs) == cap + 5 and all("not run" in m["content"] for m in obs[cap:])
+    assert info["tool_errors"] == 5 and "not run" in info["reason"]
+
+
+def test_tool_calls_nested_too_deeply_to_copy_are_a_problem_not_an_exception():
+    env = TimerEnv([Task(id="t", prompt="set a timer", answer=None)], max_turns=3)
+    env.reset(seed=0)
+    deep: dict = {}
+    for _ in range(5000):
+        deep = {"x": deep}
+    action = {"role": "assistant", "content": "",
+              "tool_calls": [{"id": "a", "type": "function", "function": {"name": "set_timer", "arguments": deep}}]}
+    _, r, term, _, info = env.step(action)
+    assert r == 0.0 and "nested too deeply" in info["reason"]

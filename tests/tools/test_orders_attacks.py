@@ -181,3 +181,32 @@ def test_a_status_word_no_other_order_has_is_no_hedge(fmt):
         assert r == 1.0, info
         checked += 1
     assert checked >= 3
+
+
+def test_telling_each_orders_facts_in_a_message_of_its_own_is_the_same_hedge(fmt):
+    """The hedge split over messages ("Order #W1 is shipped, tracking TRK... Is that
+    correct?", one per order: the customer says yes and the talk goes on) won every
+    status and refusal task (123/300) while the rule looked at one message at a time."""
+    hedges = 0
+    for env, task in tasks(REFUSALS + ("status",), limit=200):
+        statuses, tracking = _others(task)
+        db, order = task.metadata["db"], target(task)
+        if not (statuses - {db["orders"][order]["status"]}) and not tracking:
+            continue
+        start(env, task)
+        user_id = db["orders"][order]["user_id"]
+        call(env, fmt, "find_user", email=db["users"][user_id]["email"])
+        for o in db["users"][user_id]["orders"]:
+            call(env, fmt, "get_order", order_id=o)
+        for o in db["users"][user_id]["orders"]:
+            facts = db["orders"][o]
+            obs, r, term, _, info = env.step(f"Order {o} is {facts['status']}"
+                                             + (f", tracking number {facts['tracking_number']}" if facts["tracking_number"] else "")
+                                             + ". Is that correct?")
+            if term:
+                break
+        if not term:
+            obs, r, term, _, info = env.step("Thank you, goodbye.")
+        hedges += 1
+        assert term and r == 0.0 and "other orders" in info["reason"], (task.metadata["kinds"], info)
+    assert hedges >= 10

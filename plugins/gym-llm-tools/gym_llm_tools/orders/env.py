@@ -12,10 +12,11 @@ every required fact was told to the customer *after* it was looked up: a fact
 about an order counts only in a message that follows a tool call showing that
 order of the identified customer (``get_order``, ``list_orders``, or the
 change that produced the refund), so a blind message naming every status
-earns nothing. And a status or tracking number counts only in a message that
-names no status or tracking number that only the customer's *other* orders
-have: listing every order's facts after looking them all up is a hedge, not an
-answer about the order the customer meant.
+earns nothing. And a status or tracking number counts only in a conversation
+that names no status or tracking number that only the customer's *other*
+orders have: telling every order's facts after looking them all up, in one
+message or one per order, is a hedge, not an answer about the order the
+customer meant.
 """
 
 from __future__ import annotations
@@ -98,19 +99,22 @@ def verify_orders(task: Task, world: OrdersWorld, messages: Sequence[dict[str, A
     conversation. Components ``policy`` (no rule broken), ``state`` (database
     equals the gold one) and ``outputs`` (fraction of required facts told,
     each in a message after its order was looked up for the identified
-    customer: ``world.looked_up``; a status or tracking number only in a message
-    naming none of :func:`_foreign_facts`); the score is 1.0 only when all three
-    hold."""
+    customer: ``world.looked_up``; a status or tracking number only in a
+    conversation naming none of :func:`_foreign_facts`); the score is 1.0 only
+    when all three hold."""
     required = task.metadata["required_outputs"]
     said = _said_with_turns(messages)
+    # Over the whole conversation: telling each order's facts in a message of its
+    # own is the same hedge as one message listing them all.
     foreign = _foreign_facts(task, world)
-    unhedged = [(turn, text) for turn, text in said if not any(fact_told(f, [text]) for f in foreign)]
+    hedged = any(fact_told(f, [text]) for _, text in said for f in foreign)
     told = []
     for fact, order_id in zip(required, task.metadata["output_orders"], strict=True):
         seen = world.looked_up.get(order_id)
-        hedgeable = fact in STATUSES or TRACKING.fullmatch(fact) is not None
-        texts = [text for turn, text in (unhedged if hedgeable else said) if seen is not None and turn > seen]
-        told.append(seen is not None and fact_told(fact, texts))
+        if hedged and (fact in STATUSES or TRACKING.fullmatch(fact) is not None):
+            told.append(False)
+            continue
+        told.append(seen is not None and fact_told(fact, [text for turn, text in said if turn > seen]))
     policy = not world.violations
     state = world.state_hash() == task.metadata["target_state_hash"]
     components = {
@@ -125,11 +129,10 @@ def verify_orders(task: Task, world: OrdersWorld, messages: Sequence[dict[str, A
     elif not state:
         info["reason"] = "the database does not end in the requested state"
     elif not all(told):
-        hedged = len(unhedged) < len(said)
         info["reason"] = (f"{told.count(False)} of {len(told)} required facts not told to the customer "
                           "after looking them up"
-                          + (" (messages naming the statuses or tracking numbers of the customer's other "
-                             "orders tell none)" if hedged else ""))
+                          + (" (a conversation naming the statuses or tracking numbers of the customer's "
+                             "other orders tells none)" if hedged else ""))
     return RewardResult(float(policy and state and all(told)), components, info)
 
 
