@@ -247,3 +247,39 @@ def test_expanded_forms_pass_the_form_check(gold, answer):
     task = gym_llm.Task(id="t", prompt="p", answer=gold, metadata={"form": "expanded"})
     result = score_answer(task, boxed(answer))
     assert result.score == 1.0, (answer, result.info)
+
+
+# ------------------------------------------------------------ second round, 2026-12-06
+@pytest.mark.parametrize("answer", ["6 \\sim 5", "6 \\mid 5", "\\cancel{6} 5", "6 \\Leftarrow 5", "6 {=} 5",
+                                    "6 @ 5", "6 ? 5", "6 \\leftrightarrow 5", "6 \\texttt{or} 5",
+                                    "6 \\text{ (or } 5)", "6 \\operatorname{or} 5"])
+def test_a_box_the_latex_parser_cannot_read_is_not_graded_on_its_last_number(answer, slow):
+    """math-verify's default extraction falls back to the last number of a box its
+    LaTeX parser cannot read: every one of these earned 1 for gold 5."""
+    assert both(slow, "5", boxed(answer)).score == 0.0
+
+
+@pytest.mark.parametrize("answer", ["\\cos(0) = 5", "\\log(6) = 5", "\\Gamma(6) = 5", "e = 5", "i = 5",
+                                    "\\mathrm{e} = 5"])
+def test_a_value_does_not_pass_for_a_name_on_the_left_of_a_relation(answer, slow):
+    result = both(slow, "5", boxed(answer))
+    assert result.score == 0.0 and result.info["reason"].startswith("hedged"), result.info
+
+
+def test_one_call_has_one_time_budget_across_its_comparisons():
+    """Seven slow but equal sides of one relation (each about 3 s in sympy) took 27 s,
+    each within its own 5 s limit."""
+    import time
+
+    def slow_five(n):
+        return f"\\frac{{{n}!}}{{{n - 1}!}} - {n - 5}"
+
+    v = Verifier(workers=1, timeout_s=5.0, call_timeout_s=4.0)
+    try:
+        chain = " = ".join(["x"] + [slow_five(380000 + 1000 * k) for k in range(7)] + ["5"])
+        t0 = time.monotonic()
+        result = v("5", boxed(chain))
+        assert time.monotonic() - t0 < 8.0 and result.score == 0.0 and "timed out" in result.info["reason"]
+        assert v("5", boxed("x = 2 + 3 = 5")).score == 1.0  # the budget is per call
+    finally:
+        v.close()

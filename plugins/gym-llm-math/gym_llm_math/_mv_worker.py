@@ -235,7 +235,7 @@ def main() -> None:
         _die_with_parent()
         _limit_memory()
         from latex2sympy2_extended import latex2sympy, latex2sympy2
-        from math_verify import grader, parse, verify
+        from math_verify import LatexExtractionConfig, grader, parse, verify
         from sympy import evaluate
 
         # sympy_expr_eq looks the numeric check up by name at each call.
@@ -246,11 +246,18 @@ def main() -> None:
         def parse_boxed(answer: str) -> list:
             return parse("\\boxed{" + answer + "}", parsing_timeout=None)
 
+        latex_only = [LatexExtractionConfig()]
+
+        def parse_answer(answer: str) -> list:
+            # LaTeX only: the default config falls back to the last number of a box
+            # the LaTeX parser cannot read, so "6 \\sim 5" or "6 \\mid 5" was 5.
+            return parse("\\boxed{" + answer + "}", extraction_config=latex_only, parsing_timeout=None)
+
         # The first comparisons pay for sympy's and the LaTeX parser's lazy
         # set-up (about a second): pay it here, under the startup time limit,
         # not under the first request's.
         for gold, pred in _WARM_UP:
-            verify(parse_boxed(gold), parse_boxed(pred), timeout_seconds=None)
+            verify(parse_boxed(gold), parse_answer(pred), timeout_seconds=None)
     except Exception as e:
         _emit({"ready": False, "error": f"{type(e).__name__}: {e}"})
         return
@@ -274,7 +281,7 @@ def main() -> None:
             if not any(not isinstance(g, str) for g in gold):
                 _emit({"gold_parsed": False, "equal": False})
                 continue
-            pred = parse_boxed(request["pred"])
+            pred = parse_answer(request["pred"])
             _emit({"gold_parsed": True, "equal": bool(verify(gold, pred, timeout_seconds=None))})
         except Exception as e:  # MemoryError, RecursionError included: report, stay alive
             _emit({"error": f"{type(e).__name__}: {e}"[:500]})

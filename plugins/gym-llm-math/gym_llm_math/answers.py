@@ -395,7 +395,12 @@ _RELATION_RE = re.compile(
     r"(?<![<>!:])=+|:=|\\(?:approx|equiv|simeq|cong|doteq|coloneqq|Rightarrow|Longrightarrow|implies"
     r"|rightarrow|longrightarrow|to|iff|Leftrightarrow|Longleftrightarrow)(?![A-Za-z])"
 )
-_NOT_A_NAME = r"(?:frac|dfrac|tfrac|cfrac|sqrt|pi|infty|binom)(?![A-Za-z])"
+# Commands that are values (``\\cos(0)``, ``\\log 6``, ``\\Gamma(6)``), never a name.
+_NOT_A_NAME = (r"(?:frac|dfrac|tfrac|cfrac|sqrt|pi|infty|binom|sin|cos|tan|cot|sec|csc|arcsin|arccos"
+               r"|arctan|sinh|cosh|tanh|log|ln|lg|exp|Gamma|zeta|det|max|min|gcd|lcm|mathrm\s*\{[ei]\})"
+               r"(?![A-Za-z])")
+#: Constants that look like names: e and i are numbers to math-verify.
+_CONSTANT_RE = re.compile(r"(?:e|i|\\mathrm\s*\{[ei]\}|\\text\s*\{\s*[A-Za-z]*\d[^{}]*\})")
 # What names a value on the left of ``=``: a variable (``x``, ``x_1``,
 # ``\theta``), a quantity (``AB``, ``\angle ABC``, ``\overline{AB}``,
 # ``\text{Area}``) or a function's value (``f(2)``, ``f^{-1}(3)``, ``P(A)``).
@@ -427,7 +432,7 @@ def split_relation(text: str) -> tuple[list[str], list[str]]:
     if len(sides) < 2:
         return [], [text]
     k = 0
-    while k < len(sides) - 1 and _NAME_RE.fullmatch(sides[k]):
+    while k < len(sides) - 1 and _NAME_RE.fullmatch(sides[k]) and not _CONSTANT_RE.fullmatch(sides[k]):
         k += 1
     return sides[:k], sides[k:]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import contextvars
 import json
 import os
 import queue
@@ -242,12 +243,21 @@ def _box_key(box: str) -> str:
     return " ".join(box.split())
 
 
+#: When the :meth:`Verifier.__call__` running in this context must be done
+#: (``time.monotonic()``): its comparisons share one budget.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("gym_llm_math_deadline", default=None)
+
+
 class Verifier:
     """Scores ``(gold, response)`` pairs; see :func:`verify`.
 
     Args:
         timeout_s: Hard limit for one math-verify comparison; an overrun kills
             the worker and scores 0 with ``info["reason"]``.
+        call_timeout_s: Limit for all the comparisons of one call together
+            (several boxes, the sides of a relation, a set's values); ``None``:
+            twice ``timeout_s``. Without it, seven slow but equal sides of one
+            relation took 27 s, each within its own limit.
         workers: Most math-verify processes running at once (each ~150 MB);
             ``None``: ``min(4, cpu count)``.
         memory_mb: Address-space limit of each worker (0 = none).
@@ -262,6 +272,7 @@ class Verifier:
         self,
         *,
         timeout_s: float = 5.0,
+        call_timeout_s: float | None = None,
         workers: int | None = None,
         memory_mb: int = 2048,
         startup_timeout_s: float = 60.0,
@@ -271,6 +282,7 @@ class Verifier:
         if timeout_s <= 0:
             raise ValueError("timeout_s must be > 0")
         self.timeout_s = float(timeout_s)
+        self.call_timeout_s = 2 * self.timeout_s if call_timeout_s is None else float(call_timeout_s)
         self.max_boxes = int(max_boxes)
         self.fast_path = fast_path
         size = workers if workers is not None else min(4, os.cpu_count() or 1)
@@ -286,6 +298,13 @@ class Verifier:
         components ``format`` (a boxed answer is present) and ``correct``.
         ``lenient_decimals``: a decimal also matches a value that rounds to it
         (``0.333`` for ``\\frac{1}{3}``); off, numbers must be equal."""
+        token = _DEADLINE.set(time.monotonic() + self.call_timeout_s)
+        try:
+            return self._score(gold, response, lenient_decimals)
+        finally:
+            _DEADLINE.reset(token)
+
+    def _score(self, gold: Any, response: Any, lenient_decimals: bool) -> RewardResult:
         gold_text = extract_gold(gold)
         if not gold_text.strip():
             return _result(0.0, 0.0, reward_error=f"gold answer {gold!r} is empty or not text")
@@ -436,14 +455,22 @@ class Verifier:
                            **info)
         return _result(1.0, 1.0, **info)
 
+    def _time_left(self) -> float:
+        """This comparison's limit: ``timeout_s``, or less when the call's budget ends sooner."""
+        deadline = _DEADLINE.get()
+        return self.timeout_s if deadline is None else min(self.timeout_s, deadline - time.monotonic())
+
     def _math_verify(self, gold: str, answer: str, lenient_decimals: bool) -> _Verdict:
+        left = self._time_left()
+        if left <= 0:
+            return _Verdict(False, "math-verify", problem=f"verifier timed out: the call took over "
+                                                          f"{self.call_timeout_s:g} s in all")
         try:
-            reply = self._pool.run({"gold": gold, "pred": answer, "lenient_decimals": lenient_decimals},
-                                   self.timeout_s)
+            reply = self._pool.run({"gold": gold, "pred": answer, "lenient_decimals": lenient_decimals}, left)
         except VerifierUnavailable as e:
             return _Verdict(False, "math-verify", error=str(e))
         except _Timeout:
-            return _Verdict(False, "math-verify", problem=f"verifier timed out after {self.timeout_s:g} s")
+            return _Verdict(False, "math-verify", problem=f"verifier timed out after {left:.3g} s")
         except _WorkerDied as e:
             return _Verdict(False, "math-verify", problem=f"verifier crashed on the answer ({e})")
         if "error" in reply:
