@@ -338,3 +338,39 @@ def test_text_that_is_not_utf8_never_reaches_the_next_observation():
     assert "\udc80" in info["feedback"]  # info keeps what came back; files escape it
     obs[-1]["content"].encode("utf-8")
     assert "\ufffd" in obs[-1]["content"]
+
+
+# ----------------------------------------------------------------------------- second round
+
+def test_an_int_too_large_for_a_float_fails_a_float_test_without_an_error(sandbox):
+    assert not plain_equal(1.5, 10**400) and not plain_equal([0.5], [10**400])
+    mean = next(p for p in function_problems() if p.name == "mean")
+    close_row = dict(MBPP, task_id=990, text="Return half of n.", code="def half(n):\n    return n / 2",
+                     test_list=["assert abs(half(3) - 1.5) < 1e-6", "assert abs(half(5) - 2.5) < 1e-6",
+                                "assert math.isclose(half(7), 3.5)"], test_setup_code="import math")
+
+    async def main():
+        return await averify(function_steps(mean, "```python\ndef mean(xs):\n    return 10**400\n```", 0, POLICY),
+                             sandbox)
+
+    for r in (asyncio.run(main()), *_run(close_row, ["def half(n):\n    return 10**400"], sandbox=sandbox)[1]):
+        assert r.score == 0.0 and "reward_error" not in r.info, r.info
+
+
+def test_stdio_tokens_are_compared_in_linear_time_and_never_raise():
+    import time
+
+    t0 = time.perf_counter()
+    for bad in ("1" * 50_000 + "x", "1" * 20_000 + "." + "1" * 20_000 + "x", "1" * 50_000 + "e"):
+        assert not tokens_match("5", bad) and not tokens_match("0.5", bad)
+    assert time.perf_counter() - t0 < 1.0  # was 55 s for one 40,000-digit token
+    assert not tokens_match("5", "1e9999999999999999999") and not tokens_match("5", "5e-9999999999999999999")
+    assert not tokens_match("3", "\u0663") and not tokens_match("0.5", "\u0660.5")  # ASCII digits only
+    assert tokens_match("5", "5e0") and tokens_match("5", "+5")
+
+
+def test_a_set_hiding_colliding_members_among_distinct_ones_is_refused():
+    colliding = [k * (2**61 - 1) for k in range(1, 12_001)]
+    with pytest.raises(ValueError, match="share one hash"):
+        decode({"$set": colliding + list(range(12_000))})
+    assert decode({"$set": [1, 2**61, 2**62]}) == {1, 2**61, 2**62}  # a few real collisions are fine

@@ -10,6 +10,7 @@ This module is shared: the host imports it, and its source is copied into the
 sandbox next to the runner. Stdlib only, no imports of the package.
 """
 
+import collections
 import math
 
 __all__ = ["encode", "decode", "plain_equal", "Unsupported", "MAX_DEPTH"]
@@ -92,16 +93,19 @@ def encode(x, depth=0, other=None):
     return replaced if replaced is not None else {"$unsupported": t.__name__}
 
 
-#: Members past which a set's (or dict's keys') hashes must be mostly distinct.
-_FLOOD_MIN = 256
+#: Members of a set (or keys of a dict) that may share one hash.
+_MAX_SHARED_HASH = 32
 
 
 def _distinct_hashes(members):
-    """``members``, unless many share a hash: values crafted to collide (``k * (2**61
-    - 1)`` all hash to 0) make building a set quadratic, 15 s for 40,000, and the host
-    builds what a jailed program sent after its jail has ended. ``encode`` never
-    repeats a member, so no real result is refused."""
-    if len(members) >= _FLOOD_MIN and 2 * len({hash(m) for m in members}) < len(members):
+    """``members``, unless more than :data:`_MAX_SHARED_HASH` share a hash: values
+    crafted to collide (``k * (2**61 - 1)`` all hash to 0) make building a set
+    quadratic in the largest such group (15 s for 40,000, and again for 12,000 hidden
+    among 12,000 distinct ones), and the host builds what a jailed program sent after
+    its jail has ended. Real values collide by chance, a few at a time; ``encode``
+    never repeats a member."""
+    counts = collections.Counter(hash(m) for m in members)
+    if counts and max(counts.values()) > _MAX_SHARED_HASH:
         raise TypeError("members crafted to share one hash")
     return members
 
@@ -167,7 +171,10 @@ def plain_equal(expected, got, rel_tol=1e-6, abs_tol=1e-9):
             return tg is float and math.isnan(expected) and math.isnan(got)
         if math.isinf(expected) or (tg is float and math.isinf(got)):
             return expected == got
-        return math.isclose(expected, got, rel_tol=rel_tol, abs_tol=abs_tol)
+        try:
+            return math.isclose(expected, got, rel_tol=rel_tol, abs_tol=abs_tol)
+        except OverflowError:  # an int too large for a float is near no float
+            return False
     if tg is float:  # an exact expected value: Python's exact int/float comparison
         return te is int and expected == got
     if te in (list, tuple) or tg in (list, tuple):
