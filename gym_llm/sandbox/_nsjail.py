@@ -52,6 +52,15 @@ SECCOMP_POLICY = (
 )
 
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+
+
+def tmpfs_options(size_mb: int) -> str:
+    """The size options of a jail's tmpfs of ``size_mb``: its bytes, and one inode per
+    KiB. tmpfs charges each inode and every byte of extended attributes (``user.*``,
+    allowed since Linux 6.6) to an inode space of ``nr_inodes`` KiB, which by default is
+    half the host's RAM whatever ``size`` says: one Shell-v0 turn stored 4 GB of xattrs
+    in a 16 MiB session dir. Now both are bounded by ``size_mb``."""
+    return f"size={int(size_mb) * 1024 * 1024},nr_inodes={max(1024, int(size_mb) * 1024)}"
 _CGROUP_V1 = {"memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids"}
 _CGROUP_PARENT = "NSJAIL"
 
@@ -326,7 +335,7 @@ def build_argv(
     # its own budget and concurrent jails (same outside uid) do not starve each other.
     argv += ["--rlimit_nproc", str(int(limits.max_processes))]
     if tmpfs_work:
-        argv += ["-m", f"none:{WORKDIR}:tmpfs:size={limits.tmpfs_mb * 1024 * 1024},mode=0777"]
+        argv += ["-m", f"none:{WORKDIR}:tmpfs:{tmpfs_options(limits.tmpfs_mb)},mode=0777"]
     argv += ["-s", f"{WORKDIR}:/tmp"] if tmpfs_work else ["-T", "/tmp"]
     for target, link in top_level_symlinks():
         argv += ["-s", f"{target}:{link}"]

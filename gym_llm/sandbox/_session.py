@@ -37,7 +37,7 @@ def _mount_tmpfs(path: str, size_mb: int) -> bool:
     import ctypes
 
     uid, gid = jail_owner()
-    opts = f"size={size_mb}m,mode=0700,uid={uid},gid={gid}".encode()
+    opts = f"{_nsjail.tmpfs_options(size_mb)},mode=0700,uid={uid},gid={gid}".encode()
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts) != 0:
         log.warning("could not mount a tmpfs on session dir %s: %s", path,

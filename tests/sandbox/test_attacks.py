@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gym_llm.sandbox import Sandbox
+from gym_llm.sandbox import Limits, Sandbox
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -392,3 +392,37 @@ def test_no_python_state_between_runs_and_no_mixing(sb, host):
 
     for i, r in enumerate(asyncio.run(main())):
         assert r.stdout == f"[] {i}\n", (r.stdout, r.stderr)
+
+
+XATTR_FLOOD = """
+import errno, os
+stored = 0
+try:
+    for i in range(100):
+        open('x%d' % i, 'w').close()
+        for j in range(64):
+            os.setxattr('x%d' % i, 'user.a%d' % j, b'A' * 65536)
+            stored += 65536
+except OSError as e:
+    print(errno.errorcode[e.errno], stored >> 20)
+"""
+
+
+def test_extended_attributes_are_bounded_by_the_work_dir_size():
+    """tmpfs charges xattrs to an inode space of half the host's RAM unless
+    nr_inodes is set: one Shell-v0 turn stored 4 GB in a 16 MiB session dir, and
+    each command's charge outlived it."""
+    sb = Sandbox(limits=Limits(tmpfs_mb=16, memory_mb=512))
+    r = sb.run_code("python", XATTR_FLOOD)
+    code, mib = r.stdout.split()
+    assert code == "ENOSPC" and int(mib) <= 16, r.stdout + r.stderr
+    with sb.session() as s:
+        total = 0
+        for _ in range(3):
+            code, mib = s.run_code("python", XATTR_FLOOD).stdout.split()
+            assert code == "ENOSPC"
+            total += int(mib)
+        assert total <= 16
+        # files still work, up to an inode per KiB of the size
+        r = s.run_code("bash", "rm -f x*; for i in $(seq 2000); do : > f$i; done; ls | wc -l")
+        assert r.stdout.strip() == "2000", r.stderr
