@@ -218,6 +218,16 @@ def render_tools_prompt(tools: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _integers_as_int(parameters: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` with each integral float given for an ``integer`` parameter as an
+    int: JSON Schema counts ``1.0`` as an integer, so it validates, and a tool declared
+    ``page: int`` then indexed a list with a float."""
+    props = parameters.get("properties") or {}
+    return {k: int(v) if (isinstance(v, float) and v.is_integer()
+                          and (props.get(k) or {}).get("type") == "integer") else v
+            for k, v in arguments.items()}
+
+
 class ToolEnv(LLMEnv):
     """A multi-turn environment in which the model calls tools.
 
@@ -283,11 +293,12 @@ class ToolEnv(LLMEnv):
         if errors:
             self.tool_errors += 1
             return tool_message(call, "Error: invalid arguments: " + "; ".join(errors))
+        arguments = _integers_as_int(t.parameters, call.arguments)
         try:
             if inspect.iscoroutinefunction(t.fn):
-                result = await t.fn(**call.arguments)
+                result = await t.fn(**arguments)
             else:
-                result = t.fn(**call.arguments)
+                result = t.fn(**arguments)
         except Exception as e:  # the tool's own error is information for the model
             self.tool_errors += 1
             return tool_message(call, f"Error: {type(e).__name__}: {e}")

@@ -181,3 +181,20 @@ def test_envs_pickle_mid_episode(env_id):
     copy = pickle.loads(pickle.dumps(env))
     assert copy.unwrapped.task.id == env.unwrapped.task.id
     assert copy.step("\\boxed{1234567}")[1:] == env.step("\\boxed{1234567}")[1:]
+
+
+def test_guessing_one_candidate_per_attempt_is_discounted():
+    """Undiscounted, boxing one candidate per attempt found every MultiHopQA answer
+    within max_turns (mean reward 1.0 without reading the question)."""
+    env = gym_llm.make("longctx/MultiHopQA-v0", hops=2, num_distractors=6, context_tokens=4096, max_turns=4)
+    env.reset(seed=0)
+    task = env.unwrapped.task
+    wrong = next(c for c in task.metadata["candidates"] if c != task.answer)
+    _, r, term, _, _ = env.step(f"\\boxed{{{wrong}}}")
+    assert r == 0.0 and not term
+    _, r, term, _, info = env.step(f"\\boxed{{{task.answer}}}")
+    assert term and r == 0.5, info
+    assert env.unwrapped.strict_score(env.unwrapped.messages, r).score == 0.5
+    first = gym_llm.make("longctx/MultiHopQA-v0", hops=2, num_distractors=6, context_tokens=4096, max_turns=4)
+    first.reset(seed=0)
+    assert first.step(f"\\boxed{{{first.unwrapped.task.answer}}}")[1] == 1.0

@@ -87,3 +87,21 @@ def test_tool_calls_nested_too_deeply_to_copy_are_a_problem_not_an_exception():
               "tool_calls": [{"id": "a", "type": "function", "function": {"name": "set_timer", "arguments": deep}}]}
     _, r, term, _, info = env.step(action)
     assert r == 0.0 and "nested too deeply" in info["reason"]
+
+
+def test_an_integral_float_reaches_an_integer_parameter_as_an_int():
+    """JSON Schema counts 1.0 as an integer: it validated, and a tool declared
+    ``page: int`` indexed a list with a float (DocNavigator's read)."""
+    got = []
+
+    class PageEnv(TimerEnv):
+        def episode_tools(self, task):
+            def read(page: int) -> str:
+                got.append(page)
+                return ["a", "b"][page - 1]
+            return [Tool.from_function(read)]
+
+    env = PageEnv([Task(id="t", prompt="read", answer=None)], max_turns=3)
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step('<tool_call>{"name": "read", "arguments": {"page": 2.0}}</tool_call>')
+    assert got == [2] and type(got[0]) is int and obs[0]["content"] == "b", (obs, info)

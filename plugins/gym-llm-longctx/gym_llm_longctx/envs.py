@@ -118,10 +118,14 @@ class LongContextEnv(SingleTurnEnv):
         split: str = "train",
         seed: int | None = None,
         max_turns: int = 1,
+        attempt_discount: float = 0.5,
         system_prompt: str | None = None,
         heldout_size: int = 500,
         **kwargs: Any,
     ):
+        """``attempt_discount``: with ``max_turns > 1``, attempt k (0-based) earns
+        ``score * attempt_discount**k``, as in the math envs. Undiscounted, boxing one
+        candidate per attempt found every answer (MultiHopQA, Needle: mean 1.0)."""
         if not 0.0 <= difficulty <= 1.0:
             raise ValueError(f"difficulty must be in [0, 1], got {difficulty}")
         self.difficulty = float(difficulty)
@@ -135,14 +139,16 @@ class LongContextEnv(SingleTurnEnv):
         )
         super().__init__(
             tasks, reward_fn, split=split, seed=seed, max_turns=max_turns,
-            system_prompt=system_prompt, **kwargs,
+            attempt_discount=attempt_discount, system_prompt=system_prompt, **kwargs,
         )
 
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
         """Exact match of the last assistant turn's box
         (:func:`~gym_llm_longctx.rewards.strict_score`)."""
         turns = [m for m in messages if m.get("role") == "assistant"]
-        return strict_score(turns[-1] if turns else "", as_values(self.task.answer))
+        result = strict_score(turns[-1] if turns else "", as_values(self.task.answer))
+        result.score *= self.attempt_discount ** max(0, len(turns) - 1)
+        return result
 
     def plan(self, rng: random.Random) -> Plan:
         """Draw one task's question and facts; the text is built later."""

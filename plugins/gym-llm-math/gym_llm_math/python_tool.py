@@ -110,6 +110,10 @@ class PythonToolEnv(ToolEnv):
             when ``tools_in_prompt``).
     """
 
+    #: Each call may run for the sandbox's whole wall time (10 s) with 8 processes on
+    #: the CPU: 16 calls in one turn took 160 s of wall and host CPU.
+    max_calls_per_turn = 4
+
     def __init__(
         self,
         *,
