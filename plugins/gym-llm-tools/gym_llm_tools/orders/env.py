@@ -79,8 +79,8 @@ def _orders_asked_about(task: Task) -> set[str]:
 
 def _foreign_facts(task: Task, world: OrdersWorld) -> list[str]:
     """Statuses and tracking numbers, before or after the episode, that only the
-    customer's orders the task is *not* about have: a message naming one of them is
-    a hedge for the status and tracking facts of the orders it is about."""
+    customer's orders the task is *not* about have: a conversation naming one of them
+    hedges the status and tracking facts of the orders it is about."""
     targets = _orders_asked_about(task)
     if not targets:
         return []
