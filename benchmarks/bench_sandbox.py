@@ -33,6 +33,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from _common import cpu_seconds
 
@@ -144,10 +145,14 @@ def paired(run_bare: Callable[[], None], run_jailed: Callable[[], None], runs: i
                   statistics.median(busy[1]))
 
 
+def _blocking(coroutine_fn: Callable[..., Any], *args: Any) -> Callable[[], None]:
+    """A call that runs ``coroutine_fn(*args)`` to its end in an event loop of its own."""
+    return lambda: asyncio.run(coroutine_fn(*args))
+
+
 def throughput(sb: Sandbox, py: str, runs: int, rounds: int) -> Paired:
     conc = sb.pool.max_concurrency
-    return paired(lambda: asyncio.run(_bare_many(py, runs, conc)),
-                  lambda: asyncio.run(_jailed_many(sb, runs)), runs, rounds)
+    return paired(_blocking(_bare_many, py, runs, conc), _blocking(_jailed_many, sb, runs), runs, rounds)
 
 
 def breakdown(py: str, n: int) -> list[tuple[str, float]]:
@@ -245,10 +250,8 @@ def languages(runs: int, rounds: int = 3) -> list[Paired]:
     out = []
     for _, lang, code, kw in LANGUAGE_CASES:
         n = max(4, runs // 4) if lang in ("c", "cpp") else runs
-        out.append(paired(lambda n=n, lang=lang, code=code, kw=kw: asyncio.run(
-                              _many(bare, lang, code, kw, n)),
-                          lambda n=n, lang=lang, code=code, kw=kw: asyncio.run(
-                              _many(jailed, lang, code, kw, n)), n, rounds))
+        out.append(paired(_blocking(_many, bare, lang, code, kw, n),
+                          _blocking(_many, jailed, lang, code, kw, n), n, rounds))
     return out
 
 

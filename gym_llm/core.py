@@ -93,7 +93,6 @@ class Turn:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -109,6 +108,7 @@ def _utf8_message(message: dict[str, Any]) -> dict[str, Any]:
         out["content"] = [{**p, "text": _SURROGATE.sub("\ufffd", p["text"])}
                           if isinstance(p, dict) and isinstance(p.get("text"), str) else p for p in content]
     return out
+
 
 class LLMEnv(gymnasium.Env[list, Any]):
     """A multi-turn chat environment over a :class:`~gym_llm.TaskSet`.

@@ -52,6 +52,8 @@ SECCOMP_POLICY = (
 )
 
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+_CGROUP_V1 = {"memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids"}
+_CGROUP_PARENT = "NSJAIL"
 
 
 def tmpfs_options(size_mb: int) -> str:
@@ -61,8 +63,6 @@ def tmpfs_options(size_mb: int) -> str:
     half the host's RAM whatever ``size`` says: one Shell-v0 turn stored 4 GB of xattrs
     in a 16 MiB session dir. Now both are bounded by ``size_mb``."""
     return f"size={int(size_mb) * 1024 * 1024},nr_inodes={max(1024, int(size_mb) * 1024)}"
-_CGROUP_V1 = {"memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids"}
-_CGROUP_PARENT = "NSJAIL"
 
 
 def _is_elf(path: str) -> bool:

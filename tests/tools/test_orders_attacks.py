@@ -8,11 +8,11 @@ order's own facts after the right lookups still earn 1."""
 from __future__ import annotations
 
 from gym_llm_tools.orders import OrdersWorld, verify_orders
+from gym_llm_tools.orders.world import STATUSES
 
 import gym_llm
 
 ENV_ID = "tool/Orders-v0"
-STATUSES = ("pending", "processed", "shipped", "delivered", "cancelled", "return requested")
 #: Names every status an order can have and refuses: the blind answer to any refusal.
 BLIND = (f"Your order is {', '.join(STATUSES)}, so I cannot change it. "
          "Its tracking number is on its way to you.")

@@ -403,17 +403,16 @@ def check_verdict(check: AssertCheck, expected: Any, result: dict[str, Any]) -> 
         return Verdict(False, f"unreadable result: {clean_text(str(e))}")
     if check.kind in ("truthy", "falsy"):
         ok = not isinstance(got, Unsupported) and bool(got) == (check.kind == "truthy")
-    elif check.kind == "close":
-        value, tol = expected
-        try:
-            ok = _numbers(got, value, tol) and (abs(got - value) <= tol if check.inclusive else abs(got - value) < tol)
-        except OverflowError:  # an int too large for a float is near no float
-            ok = False
     else:
-        value, rel, tol = expected
         try:
-            ok = _numbers(got, value, rel, tol) and math.isclose(got, value, rel_tol=rel, abs_tol=tol)
-        except OverflowError:
+            if check.kind == "close":
+                value, tol = expected
+                ok = _numbers(got, value, tol) and (abs(got - value) <= tol if check.inclusive
+                                                    else abs(got - value) < tol)
+            else:
+                value, rel, tol = expected
+                ok = _numbers(got, value, rel, tol) and math.isclose(got, value, rel_tol=rel, abs_tol=tol)
+        except OverflowError:  # an int too large for a float is near no float
             ok = False
     return Verdict(True) if ok else Verdict(False, "wrong result", clean_text(repr(got), 200))
 

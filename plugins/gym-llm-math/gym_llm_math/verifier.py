@@ -248,6 +248,16 @@ def _box_key(box: str) -> str:
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("gym_llm_math_deadline", default=None)
 
 
+def _unreadable(answer: str) -> str | None:
+    """Why a normalised boxed answer is wrong before any comparison: too long, or a box
+    inside it (the parsers would grade the inner box alone); None when neither."""
+    if len(answer) > MAX_ANSWER_CHARS:
+        return f"answer of {len(answer)} characters is too long"
+    if "box" in answer and extract_boxed(answer):
+        return "a box inside the boxed answer"
+    return None
+
+
 class Verifier:
     """Scores ``(gold, response)`` pairs; see :func:`verify`.
 
@@ -351,10 +361,8 @@ class Verifier:
 
     def _judge(self, gold: str, answer: str, lenient_decimals: bool) -> _Verdict:
         """:meth:`judge` of a normalised ``gold`` and ``answer``."""
-        if len(answer) > MAX_ANSWER_CHARS:
-            return _Verdict(False, "fast", problem=f"answer of {len(answer)} characters is too long")
-        if ("box" in answer) and extract_boxed(answer):
-            return _Verdict(False, "fast", problem="a box inside the boxed answer")
+        if (problem := _unreadable(answer)) is not None:
+            return _Verdict(False, "fast", problem=problem)
         if not has_relation_sign(answer):  # most answers: nothing to settle
             return self._compare(gold, answer, lenient_decimals)
         pieces, settled = [], False
@@ -388,10 +396,8 @@ class Verifier:
         expanded. An answer that cannot be parsed or judged in time is not
         expanded."""
         answer = normalise(answer)
-        if len(answer) > MAX_ANSWER_CHARS:
-            return False, f"answer of {len(answer)} characters is too long"
-        if extract_boxed(answer):
-            return False, "a box inside the boxed answer"
+        if (problem := _unreadable(answer)) is not None:
+            return False, problem
         for value in split_relation(answer)[1]:
             try:
                 reply = self._pool.run({"form": "expanded", "pred": value}, self.timeout_s)
