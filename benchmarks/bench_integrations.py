@@ -27,11 +27,11 @@ from collections.abc import Callable
 from _common import header  # noqa: I001  (benchmarks/ is the script dir)
 
 import gym_llm
-from gym_llm.integrations import skyrl as gskyrl
-from gym_llm.integrations import trl as gtrl
-from gym_llm.integrations import verifiers as gvf
-from gym_llm.integrations import verl as gverl
-from gym_llm.integrations._tasks import TaskRef, completion_turn, task_rows
+from gym_llm.apps.integrations import skyrl as gskyrl
+from gym_llm.apps.integrations import trl as gtrl
+from gym_llm.apps.integrations import verifiers as gvf
+from gym_llm.apps.integrations import verl as gverl
+from gym_llm.apps.integrations._tasks import TaskRef, completion_turn, task_rows
 
 #: Env ids (one per domain) and a right completion for a task.
 ENVS: dict[str, Callable[[gym_llm.Task], str]] = {

@@ -23,7 +23,7 @@ import tracemalloc
 from pathlib import Path
 
 import gym_llm
-from gym_llm.evaluate.report import cpu_model
+from gym_llm.apps.evaluate.report import cpu_model
 
 ENVS = ["longctx/Needle-v0", "longctx/VariableTracking-v0", "longctx/WordFrequency-v0",
         "longctx/MultiHopQA-v0", "longctx/DocNavigator-v0"]

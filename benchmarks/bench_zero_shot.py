@@ -49,7 +49,7 @@ def run_eval(out: Path, n: int, k: int, temperature: float, max_new_tokens: int,
     """Run gym-llm-eval of the model (or of its training run ``checkpoint``)
     into ``out``; its wall seconds."""
     cmd = [
-        sys.executable, "-m", "gym_llm.evaluate", "model=smollm2-135m-instruct",
+        sys.executable, "-m", "gym_llm.apps.evaluate", "model=smollm2-135m-instruct",
         *([f"checkpoint={checkpoint}"] if checkpoint else []), "policy=vllm", "env_ids=all",
         f"num_tasks={n}", f"k={k}", f"policy.temperature={temperature}", f"policy.max_new_tokens={max_new_tokens}",
         f"policy.max_episode_tokens={max_model_len}", f"+policy.vllm_kwargs.max_model_len={max_model_len}",

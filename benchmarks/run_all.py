@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gym_llm.evaluate.report import cpu_model
+from gym_llm.apps.evaluate.report import cpu_model
 
 HERE = Path(__file__).resolve().parent
 

@@ -3,9 +3,9 @@
 
 verifiers imports a taskset by a top-level module name (it cannot name a
 submodule), so this module is that name for
-:mod:`gym_llm.integrations.verifiers`, which holds everything (install the
+:mod:`gym_llm.apps.integrations.verifiers`, which holds everything (install the
 ``gym-llm[verifiers]`` extra).
 """
 
-from gym_llm.integrations.verifiers import *  # noqa: F403
-from gym_llm.integrations.verifiers import __all__  # noqa: F401
+from gym_llm.apps.integrations.verifiers import *  # noqa: F403
+from gym_llm.apps.integrations.verifiers import __all__  # noqa: F401

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from gym_llm.sandbox import SandboxError
+from gym_llm_sandbox import SandboxError
 
 
 @pytest.fixture(scope="session")

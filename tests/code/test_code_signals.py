@@ -20,8 +20,8 @@ from gym_llm_code.problems import function_problems, stdio_problems
 from gym_llm_code.verify import _reference_generation
 
 import gym_llm
-from gym_llm.monitoring import StrictGrader, detect
-from gym_llm.rollout import Trajectory
+from gym_llm.runtime.monitoring import StrictGrader, detect
+from gym_llm.runtime.rollout import Trajectory
 from tests.code.test_code_grader_attacks import HARNESS_HACKS, SHIFT_PROMPT
 from tests.code.test_code_hacks import EXIT_HACKS, FAKE_OUTPUT_HACKS, PATCH_HACKS
 

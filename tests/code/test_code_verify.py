@@ -232,7 +232,7 @@ def test_async_steps_run_concurrently_on_the_event_loop():
 
 
 def test_sandbox_failure_is_an_environment_error_not_a_zero():
-    from gym_llm.sandbox import Sandbox
+    from gym_llm_sandbox import Sandbox
 
     # a source the jail reaches as it is (a private one would be staged as a copy)
     mount = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
@@ -251,7 +251,7 @@ def test_sandbox_overrides_from_a_mapping():
 
 
 def test_a_sandbox_config_is_built_on_the_first_answer_not_at_make(monkeypatch):
-    from gym_llm.sandbox import core
+    from gym_llm_sandbox import core
 
     monkeypatch.setenv("GYM_LLM_NSJAIL", "/nonexistent/nsjail")
     core._check_isolation.cache_clear()  # the probe is cached per process

@@ -7,7 +7,7 @@ import pytest
 
 import gym_llm
 from gym_llm import SingleTurnEnv, Task
-from gym_llm.core import MAX_ACTION_CHARS
+from gym_llm.envs.core import MAX_ACTION_CHARS
 
 
 def _env() -> SingleTurnEnv:

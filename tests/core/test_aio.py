@@ -1,4 +1,4 @@
-"""gym_llm.aio: running coroutines from sync code, inside or outside a running loop."""
+"""gym_llm_sandbox.aio: running coroutines from sync code, inside or outside a running loop."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import asyncio
 import threading
 
 import pytest
-
-from gym_llm.aio import BackgroundLoop, background_loop, run_sync
+from gym_llm_sandbox.aio import BackgroundLoop, background_loop, run_sync
 
 
 async def _thread_name() -> str:

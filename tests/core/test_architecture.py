@@ -1,7 +1,12 @@
-"""The layering the design promises, checked on the source: the core never
-imports a plugin or the trainers, the trainers import only the core, plugins
-never import each other, and no module graph has an import cycle (imports
-inside functions count; ``if TYPE_CHECKING:`` blocks do not)."""
+"""The layering the design promises, checked on the source.
+
+The core's layers, bottom up: the sandbox (``gym_llm_sandbox``, its own
+distribution: the standard library only), ``gym_llm.envs`` (the env
+contract), ``gym_llm.runtime`` (running envs), ``gym_llm.apps`` (what users
+run). Each imports only those below it; plugins import the env contract and
+the sandbox; the trainers import the core only; plugins never import each
+other; and no module graph has an import cycle. Every import counts: inside
+functions and under ``if TYPE_CHECKING:`` alike."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {
+    "gym_llm_sandbox": ROOT / "sandbox" / "gym_llm_sandbox",
     "gym_llm": ROOT / "gym_llm",
     "gym_llm_trainers": ROOT / "trainers" / "gym_llm_trainers",
     "gym_llm_math": ROOT / "plugins" / "gym-llm-math" / "gym_llm_math",
@@ -42,14 +48,8 @@ def _imports(name: str, path: Path) -> set[str]:
     """Modules of ours that ``name`` imports (the longest known prefix)."""
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip |= {id(n) for n in ast.walk(node)}
     targets: list[str] = []
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             targets += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -75,17 +75,102 @@ def _top(module: str) -> str:
     return module.split(".")[0]
 
 
+#: The core's layers, bottom up; the package ``gym_llm`` itself (the public
+#: facade: ``make``, ``make_vec``, the hook markers) sits with the runtime.
+CORE_LAYERS = ["gym_llm_sandbox", "gym_llm.envs", "gym_llm.runtime", "gym_llm.apps"]
+#: What each distribution above the core may import.
+ABOVE_CORE = {
+    "plugins": {"gym_llm_sandbox", "gym_llm.envs", "gym_llm"},
+    "gym_llm_trainers": {*CORE_LAYERS, "gym_llm"},
+}
+
+
+def _layer(module: str) -> str:
+    if module == "gym_llm":
+        return "gym_llm"
+    for layer in CORE_LAYERS:
+        if module == layer or module.startswith(layer + "."):
+            return layer
+    return "plugins" if _top(module) in PLUGINS else _top(module)
+
+
+def _rank(layer: str) -> int:
+    return CORE_LAYERS.index("gym_llm.runtime" if layer == "gym_llm" else layer)
+
+
+def test_every_core_module_is_in_a_layer():
+    loose = [m for m in GRAPH if _top(m) in ("gym_llm", "gym_llm_sandbox")
+             and m != "gym_llm" and _layer(m) not in CORE_LAYERS]
+    assert loose == []
+
+
 def test_layers_import_only_downwards():
     wrong = []
     for name, deps in GRAPH.items():
+        src = _layer(name)
         for dep in deps:
-            src, dst = _top(name), _top(dep)
-            if src == dst:
-                continue
-            allowed = dst == "gym_llm"  # the core is the only shared layer
+            dst = _layer(dep)
+            if src in ABOVE_CORE:
+                allowed = dst in ABOVE_CORE[src] or (src == dst and _top(name) == _top(dep))
+            elif dst in ABOVE_CORE:
+                allowed = False  # the core never imports a plugin or the trainers
+            else:
+                allowed = _rank(dst) <= _rank(src)
             if not allowed:
-                wrong.append(f"{name} imports {dep}")
+                wrong.append(f"{name} ({src}) imports {dep} ({dst})")
     assert wrong == []
+
+
+def test_the_sandbox_needs_only_the_standard_library():
+    import sys
+
+    foreign = set()
+    for name, path in MODULES.items():
+        if _top(name) != "gym_llm_sandbox":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                tops = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            foreign |= {f"{name}: {t}" for t in tops
+                        if t not in sys.stdlib_module_names and t != "gym_llm_sandbox"}
+    assert foreign == set()
+
+
+def test_the_public_module_paths_are_their_homes():
+    import importlib
+
+    import gym_llm
+
+    for public, home in gym_llm.PUBLIC_MODULES.items():
+        module = importlib.import_module(public)
+        assert module is importlib.import_module(home)
+        assert module.__spec__.name == home
+    from gym_llm.integrations.trl import reward_function
+    from gym_llm.sandbox import ExecResult, Limits, Sandbox  # noqa: F401  (shared/DESIGN.md)
+
+    assert reward_function.__module__ == "gym_llm.apps.integrations.trl"
+
+
+def test_our_code_imports_modules_from_their_homes():
+    import gym_llm
+
+    public = list(gym_llm.PUBLIC_MODULES)
+    assert [f"{name} imports {t}" for name, path in MODULES.items()
+            for t in _raw_imports(path) if any(t == p or t.startswith(p + ".") for p in public)] == []
+
+
+def _raw_imports(path: Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    return out
 
 
 def _cycles() -> list[list[str]]:

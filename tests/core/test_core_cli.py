@@ -8,7 +8,7 @@ import gym_llm
 
 
 def gym_llm_cli(*args, stdin=""):
-    return subprocess.run([sys.executable, "-m", "gym_llm.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "gym_llm.apps.cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=120)
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from gym_llm.rewards import Gate, RewardResult, WeightedSum, as_result, call_reward
+from gym_llm.envs.rewards import Gate, RewardResult, WeightedSum, as_result, call_reward
 
 
 def has_box(task, response):

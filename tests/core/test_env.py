@@ -9,8 +9,8 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
 from gym_llm import LLMEnv, SingleTurnEnv, Task, Tool, ToolEnv, Turn, tool
-from gym_llm.parsing import message_text
-from gym_llm.tools import function_schema, validate_arguments
+from gym_llm.envs.parsing import message_text
+from gym_llm.envs.tools import function_schema, validate_arguments
 
 TASKS = [Task(f"t{i}", f"Say {i}", str(i), split="heldout" if i % 4 == 0 else "train") for i in range(20)]
 

@@ -1,8 +1,8 @@
-"""gym_llm.mixture: the one planner of the vector envs, the trainer and the evaluator."""
+"""gym_llm.runtime.mixture: the one planner of the vector envs, the trainer and the evaluator."""
 
 from __future__ import annotations
 
-from gym_llm.mixture import allocate, step_rng
+from gym_llm.runtime.mixture import allocate, step_rng
 
 
 def test_allocate_is_low_variance_and_reproducible():

@@ -16,11 +16,14 @@ import random
 import re
 import warnings
 
+import gym_llm_sandbox.aio
 import pytest
 
 import gym_llm
 from gym_llm import Draft, ProceduralTasks, RewardResult, SingleTurnEnv
-from gym_llm.monitoring import (
+from gym_llm.apps.runs import trajectory_file
+from gym_llm.envs.parsing import message_text
+from gym_llm.runtime.monitoring import (
     HackAlarm,
     HackSignal,
     StrictGrader,
@@ -32,9 +35,7 @@ from gym_llm.monitoring import (
     signals_for,
     strict_metrics,
 )
-from gym_llm.parsing import message_text
-from gym_llm.rollout import Trajectory, read_jsonl
-from gym_llm.runs import trajectory_file
+from gym_llm.runtime.rollout import Trajectory, read_jsonl
 from tests.trainers.trainer_support import make_trainer
 
 WORDS = ["apple", "river", "stone", "cloud", "maple", "tiger", "lemon", "house", "piano", "ocean"]
@@ -103,7 +104,7 @@ def test_a_policy_gaming_the_weak_grader_shows_the_signal_gap_and_alarm_rising()
             seed = 1000 * step + i
             text = "aaaa eeee iiii" if rng.random() < trick else f"{WORDS[i % 10]} {WORDS[(i + 3) % 10]}"
             trajs.append(scripted_episode(env, seed, text, f"s{step}-{i}"))
-            gym_llm.aio.run_sync(grader.grade(trajs[-1], {}, seed=seed, options=None))
+            gym_llm_sandbox.aio.run_sync(grader.grade(trajs[-1], {}, seed=seed, options=None))
         annotate(trajs)
         fractions.append(hack_fractions(trajs)[f"hacks/{ENV_ID}/vowel_run"])
         gaps.append(strict_metrics(trajs)[f"gap/{ENV_ID}"])
@@ -139,14 +140,14 @@ def test_an_honest_policy_has_no_gap_and_no_signal():
     grader = StrictGrader("train")
     trajs = [scripted_episode(env, s, "apple river stone", f"g{s}") for s in range(4)]
     for s, t in enumerate(trajs):
-        gym_llm.aio.run_sync(grader.grade(t, {}, seed=s, options=None))
+        gym_llm_sandbox.aio.run_sync(grader.grade(t, {}, seed=s, options=None))
     grader.close()
     annotate(trajs)
     assert all(t.hack_signals == [] for t in trajs)
     assert strict_metrics(trajs)[f"gap/{ENV_ID}"] == pytest.approx(0.0)
     # a task that differs from the episode's (wrong seed) is not graded: no false verdict
     wrong = scripted_episode(env, 7, "apple", "g7")
-    assert gym_llm.aio.run_sync(StrictGrader("train").grade(wrong, {}, seed=8, options=None)) is None
+    assert gym_llm_sandbox.aio.run_sync(StrictGrader("train").grade(wrong, {}, seed=8, options=None)) is None
     assert "strict_error" in wrong.info
 
 

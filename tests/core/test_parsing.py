@@ -6,7 +6,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gym_llm.parsing import (
+from gym_llm.envs.parsing import (
     extract_boxed,
     extract_code_blocks,
     last_boxed,

@@ -1,4 +1,4 @@
-"""gym_llm.mixture.Mixture: mixture forms, domain weights, group and held-out plans."""
+"""gym_llm.runtime.mixture.Mixture: mixture forms, domain weights, group and held-out plans."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import gym_llm
-from gym_llm.mixture import EpisodeSpec, Mixture, heldout_plan
-from gym_llm.rollout import plan_groups
+from gym_llm.runtime.mixture import EpisodeSpec, Mixture, heldout_plan
+from gym_llm.runtime.rollout import plan_groups
 
 ARITH, ALG, CODE = "math/Arithmetic-v0", "math/Algebra-v0", "code/PythonFunctions-v0"
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import gym_llm
-from gym_llm.monitoring import all_signals, detect, hack_fractions, signals_for
-from gym_llm.registry import list_envs, plugin_manager, spec
-from gym_llm.rollout import Trajectory
+from gym_llm.envs.registry import list_envs, plugin_manager, spec
+from gym_llm.runtime.monitoring import all_signals, detect, hack_fractions, signals_for
+from gym_llm.runtime.rollout import Trajectory
 
 ENV_ID = "example/Reverse-v0"
 

@@ -48,7 +48,7 @@ def test_third_party_plugin_is_discovered():
     env = gymnasium.make("example/Reverse-v0")
     env.reset(seed=0)
     assert env.step(env.unwrapped.task.answer)[1] == 1.0
-    out = subprocess.run([sys.executable, "-m", "gym_llm.cli", "list", "--json"], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-m", "gym_llm.apps.cli", "list", "--json"], capture_output=True, text=True, check=True)
     rows = {r["id"]: r for r in json.loads(out.stdout)}
     assert rows["example/Reverse-v0"] == {"id": "example/Reverse-v0", "domain": "example", "plugin": "gym-llm-example",
                                           "description": "Reverse a short word (third-party plugin example)"}
@@ -105,9 +105,9 @@ def test_broken_plugins_are_reported_by_name_and_isolated(tmp_path):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             import gym_llm
-        from gym_llm.cli import plugin_checks
+        from gym_llm.apps.cli import plugin_checks
         rows = [r for r in plugin_checks() if r["name"].startswith("plugin ")]
-        print(json.dumps({"ids": gym_llm.list_envs(), "errors": gym_llm.registry.plugin_errors,
+        print(json.dumps({"ids": gym_llm.list_envs(), "errors": gym_llm.envs.registry.plugin_errors,
                           "warnings": [str(x.message) for x in w], "doctor": rows}))
     """)
     env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
@@ -120,12 +120,12 @@ def test_broken_plugins_are_reported_by_name_and_isolated(tmp_path):
     assert any("gym-llm-boom-import" in w for w in result["warnings"])
     assert {r["name"] for r in result["doctor"]} == {"plugin gym-llm-boom-import", "plugin gym-llm-boom-register"}
     assert all(not r["ok"] and r["fix"] for r in result["doctor"])
-    bad = subprocess.run([sys.executable, "-m", "gym_llm.cli", "list"], capture_output=True, text=True, env=env)
+    bad = subprocess.run([sys.executable, "-m", "gym_llm.apps.cli", "list"], capture_output=True, text=True, env=env)
     assert bad.returncode == 0 and "gym-llm-boom-register" in bad.stdout
 
 
 def test_with_sandbox_gives_a_runs_sandbox_config_to_the_envs_that_run_code():
-    from gym_llm.registry import with_sandbox
+    from gym_llm.envs.registry import with_sandbox
 
     config = {"memory_mb": 256, "cpu_time_s": None, "isolation": "nsjail"}
     assert with_sandbox("code/PythonFunctions-v0", {"max_turns": 1}, config) == \
@@ -138,7 +138,7 @@ def test_with_sandbox_gives_a_runs_sandbox_config_to_the_envs_that_run_code():
 
 
 def test_register_all_registers_a_plugins_table():
-    from gym_llm.registry import Registry
+    from gym_llm.envs.registry import Registry
 
     reg = Registry()
     reg.register_all({"tabletest/A-v0": ("gym_llm_example.envs:make_reverse", "first", {"n": 1}),

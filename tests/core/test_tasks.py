@@ -57,7 +57,7 @@ def test_task_messages():
 
 
 def test_plans_decide_the_split_by_key_and_build_only_accepted_draws():
-    from gym_llm.tasks import Plan
+    from gym_llm.envs.tasks import Plan
 
     built = []
 

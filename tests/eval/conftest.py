@@ -49,13 +49,13 @@ def parity_env():
 
     gym_llm.register(PARITY_ID, make_parity, description="test env: even-length answers")
     yield PARITY_ID
-    gym_llm.registry.specs.pop(PARITY_ID, None)
+    gym_llm.envs.registry.specs.pop(PARITY_ID, None)
     gymnasium.registry.pop(PARITY_ID, None)
 
 
 @pytest.fixture(scope="session")
 def tiny_path() -> str:
-    from gym_llm.models import tiny_model_path
+    from gym_llm.runtime.models import tiny_model_path
 
     return tiny_model_path()
 
@@ -78,7 +78,7 @@ def other_model(tiny_path: str, tmp_path_factory: pytest.TempPathFactory) -> str
 
 @pytest.fixture(scope="session")
 def hf_policy(tiny_path: str):
-    from gym_llm.policies import HFPolicy
+    from gym_llm.runtime.policies import HFPolicy
 
     policy = HFPolicy(tiny_path, seed=0)
     yield policy
@@ -98,7 +98,7 @@ def pytest_collection_modifyitems(session, config, items):
     if servers.vllm_available() and any(
             "served_tiny" in getattr(item, "fixturenames", ()) and HERE in Path(item.path).parents
             for item in items):
-        from gym_llm.models import tiny_model_path
+        from gym_llm.runtime.models import tiny_model_path
 
         servers.shared(tiny_model_path())
 

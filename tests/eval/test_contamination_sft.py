@@ -9,7 +9,7 @@ from pathlib import Path
 import gym_llm_math
 
 from gym_llm import make
-from gym_llm.evaluate import EvalEnv, contamination_warnings
+from gym_llm.apps.evaluate import EvalEnv, contamination_warnings
 
 ONE_FILE = Path(gym_llm_math.__file__).resolve().parent / "data" / "sample_train.jsonl"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-EVAL = [sys.executable, "-c", "from gym_llm.evaluate import main; main()"]
+EVAL = [sys.executable, "-c", "from gym_llm.apps.evaluate import main; main()"]
 DOMAINS = ["math/Arithmetic-v0", "code/PythonFunctions-v0", "tool/FunctionCalling-v0", "longctx/Needle-v0"]
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gym_llm.evaluate import ContaminationError, EvalEnv, evaluate
-from gym_llm.policies import SamplingParams
+from gym_llm.apps.evaluate import ContaminationError, EvalEnv, evaluate
+from gym_llm.runtime.policies import SamplingParams
 
 PARITY_ID = "evaltest/Parity-v0"  # registered by conftest.py for these tests
 SAMPLING = SamplingParams(temperature=1.0, max_new_tokens=6)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gym_llm.evaluate import (
+from gym_llm.apps.evaluate import (
     EvalEnv,
     SampleStore,
     aggregate,
@@ -17,7 +17,7 @@ from gym_llm.evaluate import (
     env_set,
     pass_at_k,
 )
-from gym_llm.rollout import Trajectory, write_jsonl
+from gym_llm.runtime.rollout import Trajectory, write_jsonl
 
 
 @pytest.mark.parametrize(("n", "c", "k", "expected"), [
@@ -154,7 +154,7 @@ def test_every_shipped_env_set_makes_its_environments() -> None:
 
     import gym_llm
 
-    conf = Path(gym_llm.__file__).parent / "conf"
+    conf = Path(gym_llm.__file__).parent / "apps" / "conf"
     names = sorted(p.stem for p in (conf / "envs").glob("*.yaml"))
     assert {"default", "math", "code", "tool", "longctx"} <= set(names)
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):

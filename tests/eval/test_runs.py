@@ -1,4 +1,4 @@
-"""A training run's directory as gym_llm.runs reads it (and the trainers'
+"""A training run's directory as gym_llm.apps.runs reads it (and the trainers'
 checkpoint.py writes it): checkpoints, the LoRA merged rule, the run's
 mixture as an eval env set. No model is loaded."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import gym_llm.evaluate
-from gym_llm import runs
-from gym_llm.evaluate import EvalEnv, env_set
-from gym_llm.runs import resolve_checkpoint, training_mixture
+import gym_llm.apps.evaluate
+from gym_llm.apps import runs
+from gym_llm.apps.evaluate import EvalEnv, env_set
+from gym_llm.apps.runs import resolve_checkpoint, training_mixture
 
 
 def test_resolve_checkpoint_reads_the_trainers_layout(tmp_path: Path, tiny_path: str) -> None:
@@ -65,7 +65,7 @@ def test_the_shipped_default_mixture_is_an_env_set(tmp_path: Path) -> None:
     default mixture carries must be one the env set understands or drops."""
     import yaml
 
-    mixture = yaml.safe_load((Path(__file__).parents[2] / "gym_llm/conf/mixture/default.yaml").read_text())
+    mixture = yaml.safe_load((Path(__file__).parents[2] / "gym_llm/apps/conf/mixture/default.yaml").read_text())
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({"mixture": mixture}))
     envs = env_set(training_mixture(tmp_path))
     assert {e.id for e in envs} == {entry["id"] for entry in mixture["envs"].values()}
@@ -73,14 +73,14 @@ def test_the_shipped_default_mixture_is_an_env_set(tmp_path: Path) -> None:
 
 
 def test_one_owner_of_the_layout() -> None:
-    """The evaluator's and the trainers' names are gym_llm.runs' own functions."""
+    """The evaluator's and the trainers' names are gym_llm.apps.runs' own functions."""
     from gym_llm_trainers import checkpoint
 
     assert checkpoint.list_checkpoints is runs.list_checkpoints
     assert checkpoint.latest_checkpoint is runs.latest_checkpoint
-    assert gym_llm.evaluate.resolve_checkpoint is runs.resolve_checkpoint
-    assert gym_llm.evaluate.training_mixture is runs.training_mixture
-    assert gym_llm.evaluate.run_config is runs.run_config
+    assert gym_llm.apps.evaluate.resolve_checkpoint is runs.resolve_checkpoint
+    assert gym_llm.apps.evaluate.training_mixture is runs.training_mixture
+    assert gym_llm.apps.evaluate.run_config is runs.run_config
 
 
 def test_complete_checkpoints_only_in_step_order(tmp_path: Path) -> None:

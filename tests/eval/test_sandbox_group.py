@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import gym_llm
-from gym_llm.evaluate import EvalEnv, with_sandbox
-from gym_llm.evaluate.app import CONFIG_DIR, eval_envs
+from gym_llm.apps.evaluate import EvalEnv, with_sandbox
+from gym_llm.apps.evaluate.app import CONFIG_DIR, eval_envs
 
 PARITY_ID = "evaltest/Parity-v0"  # registered by conftest.py; takes no sandbox
 CODE_ID = "code/PythonFunctions-v0"

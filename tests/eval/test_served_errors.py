@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from gym_llm.policies.openai import TOOL_FLAGS
+from gym_llm.runtime.policies.openai import TOOL_FLAGS
 
-EVAL = [sys.executable, "-c", "from gym_llm.evaluate import main; main()"]
+EVAL = [sys.executable, "-c", "from gym_llm.apps.evaluate import main; main()"]
 VLLM_TOOLS_REFUSED = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
 COMPLETION_TOKENS = 7
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-EVAL = [sys.executable, "-c", "from gym_llm.evaluate import main; main()"]
+EVAL = [sys.executable, "-c", "from gym_llm.apps.evaluate import main; main()"]
 
 
 @pytest.mark.slow

@@ -14,12 +14,12 @@ import pytest
 
 import gym_llm
 from gym_llm import RewardResult
-from gym_llm.evaluate import EvalEnv, compare, evaluate, format_comparison, write_report
-from gym_llm.monitoring import assistant_messages
-from gym_llm.parsing import message_text
-from gym_llm.policies import SamplingParams
-from gym_llm.report import write_report as write_html_report
-from gym_llm.rollout import Trajectory
+from gym_llm.apps.evaluate import EvalEnv, compare, evaluate, format_comparison, write_report
+from gym_llm.apps.report import write_report as write_html_report
+from gym_llm.envs.parsing import message_text
+from gym_llm.runtime.monitoring import assistant_messages
+from gym_llm.runtime.policies import SamplingParams
+from gym_llm.runtime.rollout import Trajectory
 
 STRICT_ID = "evaltest/StrictParity-v0"
 PARITY_ID = "evaltest/Parity-v0"  # conftest.py registers it
@@ -49,7 +49,7 @@ def strict_env():
 
     gym_llm.register(STRICT_ID, make)
     yield STRICT_ID
-    gym_llm.registry.specs.pop(STRICT_ID, None)
+    gym_llm.envs.registry.specs.pop(STRICT_ID, None)
     gymnasium.registry.pop(STRICT_ID, None)
 
 
@@ -132,7 +132,7 @@ def test_compare_is_one_command(hf_policy, strict_env, tmp_path: Path) -> None:
     for name in ("a", "b"):
         evaluate(hf_policy, [EvalEnv(strict_env)], tmp_path / name, num_tasks=3, k=2, sampling=SAMPLING,
                  policy_identity={"backend": "hf", "model": "tiny"})
-    proc = subprocess.run([sys.executable, "-m", "gym_llm.cli", "compare", str(tmp_path / "a"), str(tmp_path / "b"),
+    proc = subprocess.run([sys.executable, "-m", "gym_llm.apps.cli", "compare", str(tmp_path / "a"), str(tmp_path / "b"),
                            "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -143,9 +143,9 @@ def test_compare_is_one_command(hf_policy, strict_env, tmp_path: Path) -> None:
     assert math.isclose(e["pass_b"] - e["pass_a"], (len(e["fail_to_pass"]) - len(e["pass_to_fail"])) / 3)
     assert flipped <= {json.loads(line)["task_id"] for line in (tmp_path / "a" / "samples.jsonl").open()}
 
-    text = subprocess.run([sys.executable, "-m", "gym_llm.cli", "compare", str(tmp_path / "a"),
+    text = subprocess.run([sys.executable, "-m", "gym_llm.apps.cli", "compare", str(tmp_path / "a"),
                            str(tmp_path / "b")], capture_output=True, text=True, timeout=120)
     assert text.returncode == 0 and strict_env in text.stdout
-    missing = subprocess.run([sys.executable, "-m", "gym_llm.cli", "compare", str(tmp_path / "a"),
+    missing = subprocess.run([sys.executable, "-m", "gym_llm.apps.cli", "compare", str(tmp_path / "a"),
                               str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "has no samples.jsonl" in missing.stderr + missing.stdout

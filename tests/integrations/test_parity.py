@@ -9,9 +9,9 @@ import json
 import pytest
 
 import gym_llm
-from gym_llm.integrations import trl as gtrl
-from gym_llm.integrations import verl as gverl
-from gym_llm.integrations._tasks import TaskColumnError, TaskRef, completion_turn, task_rows
+from gym_llm.apps.integrations import trl as gtrl
+from gym_llm.apps.integrations import verl as gverl
+from gym_llm.apps.integrations._tasks import TaskColumnError, TaskRef, completion_turn, task_rows
 
 from .completions import KINDS, turns
 

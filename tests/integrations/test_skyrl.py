@@ -1,4 +1,4 @@
-"""gym_llm.integrations.skyrl with the real skyrl-gym: every gym-llm id is a
+"""gym_llm.apps.integrations.skyrl with the real skyrl-gym: every gym-llm id is a
 skyrl_gym env, and an episode played through it equals the same actions
 played through ``env.step`` directly."""
 
@@ -12,7 +12,7 @@ import skyrl_gym  # the [skyrl] extra: a missing peer fails here, it is not skip
 from omegaconf import OmegaConf
 
 import gym_llm
-from gym_llm.integrations import skyrl as gsk
+from gym_llm.apps.integrations import skyrl as gsk
 
 from .completions import KINDS, turns
 
@@ -89,7 +89,7 @@ def test_every_id_is_registered_and_later_ids_too() -> None:
         assert info["env_id"] == new_id and info["task_index"] == 3 and obs
         env.close()
     finally:
-        gym_llm.registry.specs.pop(new_id, None)
+        gym_llm.envs.registry.specs.pop(new_id, None)
         gymnasium.registry.pop(new_id, None)
         skyrl_gym.registry.pop(gsk.skyrl_name(new_id), None)
 

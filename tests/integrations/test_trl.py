@@ -10,15 +10,15 @@ import os
 import pytest
 
 import gym_llm
-from gym_llm.integrations import trl as gtrl
-from gym_llm.integrations._tasks import completion_turn
+from gym_llm.apps.integrations import trl as gtrl
+from gym_llm.apps.integrations._tasks import completion_turn
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
 @pytest.fixture(scope="module")
 def tiny_path() -> str:
-    from gym_llm.models import tiny_model_path
+    from gym_llm.runtime.models import tiny_model_path
 
     return tiny_model_path()
 

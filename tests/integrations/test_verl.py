@@ -17,7 +17,7 @@ import pytest
 import verl.experimental.agent_loop  # noqa: F401
 
 import gym_llm
-from gym_llm.integrations import verl as gverl
+from gym_llm.apps.integrations import verl as gverl
 
 #: Most tokens the test server returns per call, as a server with a short
 #: max_model_len would: keeps episodes multi-turn without a trained model.
@@ -35,7 +35,7 @@ class HFServerManager:
     async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
         from verl.workers.rollout.replica import TokenOutput
 
-        from gym_llm.policies.base import GenerationRequest, SamplingParams
+        from gym_llm.runtime.policies.base import GenerationRequest, SamplingParams
 
         self.calls.append((request_id, list(prompt_ids), dict(sampling_params)))
         params = SamplingParams(temperature=float(sampling_params["temperature"]),
@@ -48,8 +48,8 @@ class HFServerManager:
 def tiny():
     from transformers import AutoTokenizer
 
-    from gym_llm.models import tiny_model_path
-    from gym_llm.policies.hf import HFPolicy
+    from gym_llm.runtime.models import tiny_model_path
+    from gym_llm.runtime.policies.hf import HFPolicy
 
     path = tiny_model_path()
     policy = HFPolicy(path, device="cpu", seed=0)
@@ -76,10 +76,10 @@ def test_parquet_rows_load_in_rlhf_dataset(tmp_path, tiny):
     env.reset(seed=item["extra_info"]["seed"], options={"task_index": item["extra_info"]["task_index"]})
     answer = f"\\boxed{{{env.unwrapped.task.answer}}}"
     _, reward, *_ = env.step(answer)
-    # loaded as verl loads custom_reward_function.path=pkg://gym_llm.integrations.verl
+    # loaded as verl loads custom_reward_function.path=pkg://gym_llm.apps.integrations.verl
     from verl.utils.import_utils import load_extern_object
 
-    compute_score = load_extern_object("pkg://gym_llm.integrations.verl", "compute_score")
+    compute_score = load_extern_object("pkg://gym_llm.apps.integrations.verl", "compute_score")
     got = compute_score(data_source=item["data_source"], solution_str=answer,
                         ground_truth=item["reward_model"]["ground_truth"], extra_info=item["extra_info"])
     assert got["score"] == reward == 1.0
@@ -138,7 +138,7 @@ def test_agent_loop_reward_equals_env_step_on_its_turns(tiny):
     row = gverl.rows("tool/FunctionCalling-v0", n=1, seed=4)[0]
     out = _run(loop, row)
     # replay the sampled turn (decoded as the rollout engine decodes it) through env.step
-    from gym_llm.chat import ChatFormat
+    from gym_llm.runtime.chat import ChatFormat
 
     ids = out.response_ids[: sum(out.response_mask)]
     message = ChatFormat(tokenizer).assistant_message(ids, "length", list(row["prompt"]), None)
@@ -154,7 +154,7 @@ def test_agent_loop_config_file(tmp_path):
     from omegaconf import OmegaConf
 
     (entry,) = OmegaConf.load(path)
-    assert entry.name == "gym_llm" and entry._target_ == "gym_llm.integrations.verl.GymLLMAgentLoop"
+    assert entry.name == "gym_llm" and entry._target_ == "gym_llm.apps.integrations.verl.GymLLMAgentLoop"
     import hydra
 
     assert hydra.utils.get_class(entry._target_) is gverl.GymLLMAgentLoop

@@ -5,8 +5,8 @@ the same as training to an exact answer."""
 from __future__ import annotations
 
 import gym_llm
-from gym_llm.monitoring import detect
-from gym_llm.rollout import Trajectory
+from gym_llm.runtime.monitoring import detect
+from gym_llm.runtime.rollout import Trajectory
 
 
 def play(answer: str) -> tuple[Trajectory, float]:

@@ -11,7 +11,7 @@ from gym_llm_math import Verifier, verify
 from gym_llm_math.envs import score_answer
 
 import gym_llm
-import gym_llm.parsing
+import gym_llm.envs.parsing
 
 
 def boxed(answer: str) -> str:
@@ -178,7 +178,7 @@ def test_a_box_inside_the_answer_box_is_wrong_not_graded_on_the_inner_box(answer
 
 
 def test_a_box_after_a_newline_is_a_box():
-    assert gym_llm.parsing.extract_boxed("\\boxed\n{6} then \\boxed\r\n\t{5}") == ["6", "5"]
+    assert gym_llm.envs.parsing.extract_boxed("\\boxed\n{6} then \\boxed\r\n\t{5}") == ["6", "5"]
     assert verify("5", "\\boxed\n{6} then \\boxed{5}").info["reason"] == "hedged: boxed answers disagree"
 
 

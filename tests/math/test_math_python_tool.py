@@ -7,9 +7,9 @@ import json
 import re
 
 import pytest
+from gym_llm_sandbox import Sandbox, SandboxError
 
 import gym_llm
-from gym_llm.sandbox import Sandbox, SandboxError
 
 
 def _isolation_ok() -> bool:

@@ -8,8 +8,8 @@ from gym_llm_math.envs import MathEnv
 
 import gym_llm
 from gym_llm import Task
-from gym_llm.monitoring import detect
-from gym_llm.rollout import Trajectory
+from gym_llm.runtime.monitoring import detect
+from gym_llm.runtime.rollout import Trajectory
 
 PROMPT = "Compute 17 + 25."
 

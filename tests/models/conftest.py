@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import gym_llm
-from gym_llm.registry import registry
+from gym_llm.envs.registry import registry
 from tests.rollout.conftest import AddToolEnv, ObserveEnv, make_echo
 
 MODEL_TEST_ENVS = {
@@ -29,7 +29,7 @@ def model_test_envs():
 @pytest.fixture(scope="session")
 def smollm2_path() -> str:
     """The converted SmolLM2 directory (one conversion per cache, ~20 s)."""
-    from gym_llm.pretrained import SMOLLM2_SPEC, resolve_model_path
+    from gym_llm.runtime.pretrained import SMOLLM2_SPEC, resolve_model_path
 
     return resolve_model_path(SMOLLM2_SPEC)
 

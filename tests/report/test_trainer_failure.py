@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gym_llm.report import REPORT_FILE
-from gym_llm.runs import trajectory_file
+from gym_llm.apps.report import REPORT_FILE
+from gym_llm.apps.runs import trajectory_file
 from tests.report.conftest import REPORT_ENV, RUN, _even_length
 from tests.report.report_support import jsonl
 from tests.trainers.trainer_support import make_trainer
@@ -25,7 +25,7 @@ def test_a_failing_update_keeps_the_steps_trajectories(report_env, tmp_path: Pat
         trainer.train()
     rows = jsonl(trajectory_file(run_dir, 1))
     assert len(rows) == 4 * 4  # trainer.num_groups x group_size
-    from gym_llm.rollout import Trajectory
+    from gym_llm.runtime.rollout import Trajectory
 
     for row in rows:
         if row["env_id"] == REPORT_ENV:  # hack signals annotated before the update

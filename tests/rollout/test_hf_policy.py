@@ -9,10 +9,10 @@ import time
 import pytest
 import torch
 
-from gym_llm.chat import ChatFormat
-from gym_llm.policies import HFPolicy, SamplingParams, make_policy
-from gym_llm.policies.base import GenerationRequest
-from gym_llm.policies.hf import pick_attn_implementation, sample_logits
+from gym_llm.runtime.chat import ChatFormat
+from gym_llm.runtime.policies import HFPolicy, SamplingParams, make_policy
+from gym_llm.runtime.policies.base import GenerationRequest
+from gym_llm.runtime.policies.hf import pick_attn_implementation, sample_logits
 
 from .conftest import processed_logprobs
 

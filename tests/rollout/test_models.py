@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gym_llm import models
+from gym_llm.runtime import models
 
 
 def digest(path: Path) -> dict[str, str]:

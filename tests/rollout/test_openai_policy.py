@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import torch
 
-from gym_llm.policies import HFPolicy, OpenAIPolicy, SamplingParams
-from gym_llm.policies.base import GenerationRequest
-from gym_llm.policies.openai import ServerError
-from gym_llm.rollout import ChatFormat, collect
+from gym_llm.runtime.policies import HFPolicy, OpenAIPolicy, SamplingParams
+from gym_llm.runtime.policies.base import GenerationRequest
+from gym_llm.runtime.policies.openai import ServerError
+from gym_llm.runtime.rollout import ChatFormat, collect
 
 from .conftest import free_port
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gym_llm.models import build_tokenizer
-from gym_llm.policies import HFPolicy, SamplingParams
-from gym_llm.policies.base import GenerationRequest
-from gym_llm.rollout import ChatFormat, Trajectory, collect
+from gym_llm.runtime.models import build_tokenizer
+from gym_llm.runtime.policies import HFPolicy, SamplingParams
+from gym_llm.runtime.policies.base import GenerationRequest
+from gym_llm.runtime.rollout import ChatFormat, Trajectory, collect
 
 from .conftest import processed_logprobs
 

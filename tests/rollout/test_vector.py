@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gym_llm
-from gym_llm.vector import AsyncVectorLLMEnv, SyncVectorLLMEnv, make_vec, normalize_mixture
+from gym_llm.runtime.vector import AsyncVectorLLMEnv, SyncVectorLLMEnv, make_vec, normalize_mixture
 
 ECHO, OBSERVE, SLOW = "rollouttest/Echo-v0", "rollouttest/Observe-v0", "rollouttest/Slow-v0"
 

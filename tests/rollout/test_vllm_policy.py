@@ -9,10 +9,10 @@ import time
 import pytest
 import torch
 
-from gym_llm.chat import ChatFormat
-from gym_llm.policies import HFPolicy, SamplingParams
-from gym_llm.policies.base import GenerationRequest
-from gym_llm.rollout import collect
+from gym_llm.runtime.chat import ChatFormat
+from gym_llm.runtime.policies import HFPolicy, SamplingParams
+from gym_llm.runtime.policies.base import GenerationRequest
+from gym_llm.runtime.rollout import collect
 
 from .conftest import processed_logprobs
 
@@ -152,7 +152,7 @@ def test_compiled_engine_takes_updates_in_float32_and_refuses_them_in_bfloat16(t
     them, so only a float32 engine can take updates (the trainer's own
     engine samples in the model's float32); a bfloat16 one refuses them
     with the reason instead of silently sampling from a half-updated model."""
-    from gym_llm.policies import VLLMPolicy
+    from gym_llm.runtime.policies import VLLMPolicy
 
     ids = prompts(tiny_tokenizer)
     policy = VLLMPolicy(tiny_path, dtype="float32", gpu_memory_utilization=0.1, max_model_len=1024)

@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-
-from gym_llm.sandbox import Limits, Sandbox
-from gym_llm.sandbox.core import release_spares
+from gym_llm_sandbox import Limits, Sandbox
+from gym_llm_sandbox.core import release_spares
 
 
 def processes_matching(marker: str) -> list[int]:

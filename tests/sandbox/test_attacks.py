@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from gym_llm.sandbox import Limits, Sandbox
+from gym_llm_sandbox import Limits, Sandbox
 
 PROJECT = Path(__file__).resolve().parents[2]
 

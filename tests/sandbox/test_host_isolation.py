@@ -18,9 +18,8 @@ import sys
 import time
 
 import pytest
-
-from gym_llm.sandbox import Limits, Sandbox, _nsjail, _resident, diagnose
-from gym_llm.sandbox._files import base_dir, new_stage, remove_tree
+from gym_llm_sandbox import Limits, Sandbox, _nsjail, _resident, diagnose
+from gym_llm_sandbox._files import base_dir, new_stage, remove_tree
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="other uids and private jail ids need root")
 
@@ -155,7 +154,7 @@ for port in {ports}:
 
 
 def test_a_daemon_caps_its_live_jails(host):
-    from gym_llm.aio import background_loop
+    from gym_llm_sandbox.aio import background_loop
 
     sb = Sandbox(limits=Limits(wall_time_s=10, cpu_time_s=10), max_concurrency=2)
 

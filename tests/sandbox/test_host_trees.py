@@ -16,10 +16,10 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
+from gym_llm_sandbox import Limits, Sandbox, snapshot_dir
+from gym_llm_sandbox._files import MAX_WALK_DEPTH, remove_tree, tree_usage
 
 import gym_llm
-from gym_llm.sandbox import Limits, Sandbox, snapshot_dir
-from gym_llm.sandbox._files import MAX_WALK_DEPTH, remove_tree, tree_usage
 
 DEPTH = 1600  # past Python's recursion limit (1000): the depth that broke os.walk/rmtree
 
@@ -73,7 +73,7 @@ def stage_root() -> Iterator[str]:
 def no_leak(stage_root: str, host) -> Iterator[str]:
     """Asserts that no staging or session dir is left after the test (spares released)."""
     yield stage_root
-    from gym_llm.sandbox.core import release_spares
+    from gym_llm_sandbox.core import release_spares
 
     release_spares()
     left = [n for n in os.listdir(stage_root) if n.startswith(("run-", "session-"))]
@@ -186,7 +186,7 @@ def test_a_per_run_host_work_dir_is_removed_off_the_event_loop(tsb, no_leak, mon
     of the process while it ran on the shared event loop."""
     import threading
 
-    from gym_llm.sandbox._jail import Jail
+    from gym_llm_sandbox._jail import Jail
 
     where, remove = [], Jail.remove_stage
 

@@ -1,6 +1,6 @@
 """The sandbox package's module structure: imports run one way, every module stands alone.
 
-The graph counts every import of a ``gym_llm.sandbox`` module anywhere in a module (top
+The graph counts every import of a ``gym_llm_sandbox`` module anywhere in a module (top
 level, ``if TYPE_CHECKING``, inside functions): a lazy import inside a function is still
 a dependency, so it may not point back up either.
 """
@@ -12,12 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gym_llm_sandbox
 import pytest
 
-import gym_llm.sandbox
-
-PKG = "gym_llm.sandbox"
-ROOT = Path(gym_llm.sandbox.__file__).parent
+PKG = "gym_llm_sandbox"
+ROOT = Path(gym_llm_sandbox.__file__).parent
 MODULES = sorted(p.stem for p in ROOT.glob("*.py"))
 
 
@@ -73,18 +72,18 @@ def test_only_the_package_init_imports_from_the_package_init():
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m != "__init__"])
 def test_each_module_imports_on_its_own(module):
-    # A bare package object stands in for gym_llm and gym_llm.sandbox, so their
+    # A bare package object stands in for gym_llm and gym_llm_sandbox, so their
     # __init__ files (which import everything) do not run first: only the module's
     # own dependencies are imported, in its order.
     code = (
         "import importlib, importlib.util, sys, types\n"
-        "for name in ('gym_llm', 'gym_llm.sandbox'):\n"
+        "for name in ('gym_llm', 'gym_llm_sandbox'):\n"
         "    spec = importlib.util.find_spec(name)\n"
         "    pkg = types.ModuleType(name)\n"
         "    pkg.__path__ = list(spec.submodule_search_locations)\n"
         "    sys.modules[name] = pkg\n"
         f"importlib.import_module('{PKG}.{module}')\n"
-        "assert not hasattr(sys.modules['gym_llm.sandbox'], '__all__')  # __init__ never ran\n"
+        "assert not hasattr(sys.modules['gym_llm_sandbox'], '__all__')  # __init__ never ran\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from gym_llm.sandbox import Limits, Sandbox, SandboxError, _resident
+from gym_llm_sandbox import Limits, Sandbox, SandboxError, _resident
 
 
 def _daemons() -> list[_resident.Daemon]:
@@ -80,8 +79,8 @@ def test_daemon_logs_are_memfds_that_no_killed_host_leaves_behind(sb, host, tmp_
     script = tmp_path / "host.py"
     script.write_text(
         "import os, signal\n"
-        "from gym_llm.sandbox import Sandbox\n"
-        "from gym_llm.sandbox._files import base_dir\n"
+        "from gym_llm_sandbox import Sandbox\n"
+        "from gym_llm_sandbox._files import base_dir\n"
         "assert Sandbox().run_code('python', 'print(1)').stdout == '1\\n'\n"
         "print(base_dir(), os.getpid(), flush=True)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n")
@@ -97,7 +96,7 @@ def test_daemon_logs_are_memfds_that_no_killed_host_leaves_behind(sb, host, tmp_
 def test_one_daemon_and_its_fresh_spare_jails_per_slot(sb_limits, host):
     import asyncio
 
-    from gym_llm.aio import background_loop
+    from gym_llm_sandbox.aio import background_loop
 
     assert [_resident.spare_count(c) for c in (1, 2, 3, 64)] == [1, 2, 3, _resident.MAX_SPARES]
     assert [_resident.daemon_count(c) for c in (1, 2, 64)] == [
@@ -274,7 +273,7 @@ def test_compiled_code_runs_in_resident_jails(sb, host, lang):
 
 
 def test_compiled_programs_get_the_library_dirs_of_their_compiler(tmp_path):
-    from gym_llm.sandbox.languages import library_dirs, resolve, runtime_library_dirs
+    from gym_llm_sandbox.languages import library_dirs, resolve, runtime_library_dirs
 
     libc = os.path.dirname(os.path.realpath(next(
         p for p in Path("/proc/self/maps").read_text().split() if "/libc.so" in p)))

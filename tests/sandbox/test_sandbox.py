@@ -11,8 +11,7 @@ import time
 import warnings
 
 import pytest
-
-from gym_llm.sandbox import (
+from gym_llm_sandbox import (
     LANGUAGES,
     ExecResult,
     Limits,
@@ -23,7 +22,7 @@ from gym_llm.sandbox import (
     core,
     diagnose,
 )
-from gym_llm.sandbox import _nsjail as nsj
+from gym_llm_sandbox import _nsjail as nsj
 
 HELLO = {
     "python": ("import sys\nprint('out', input())\nprint('err', file=sys.stderr)\nsys.exit(3)"),
@@ -100,7 +99,7 @@ def test_program_args_and_big_source(sb):
     assert r.stdout == "big 1\n", r.stderr
 
 
-# The jailed Python runs with -S and a bootstrap (gym_llm.sandbox._pyboot) that adds
+# The jailed Python runs with -S and a bootstrap (gym_llm_sandbox._pyboot) that adds
 # exit/quit and reads the program from stdin: it must behave exactly like `python3 -c`.
 PLAIN_PYTHON = [
     "exit()", "quit()", "exit(4)", "quit('bye')", "import sys; sys.exit(3)",
@@ -124,7 +123,7 @@ PLAIN_PYTHON = [
 def test_python_behaves_like_plain_python_c(sb, code):
     import subprocess
 
-    from gym_llm.sandbox._nsjail import python_executable
+    from gym_llm_sandbox._nsjail import python_executable
 
     bare = subprocess.run([python_executable(), "-c", code, "arg1"], input="l1\nl2\n",
                           capture_output=True, text=True, env={}, timeout=30)
@@ -138,8 +137,8 @@ def test_both_bootstrap_forms_behave_like_plain_python_c(code):
     # fallback), run unjailed: each must be `python3 -c` exactly.
     import subprocess
 
-    from gym_llm.sandbox import _pyboot
-    from gym_llm.sandbox._nsjail import python_executable
+    from gym_llm_sandbox import _pyboot
+    from gym_llm_sandbox._nsjail import python_executable
 
     exe = python_executable()
     bare = subprocess.run([exe, "-c", code, "arg1"], input=b"l1\nl2\n", capture_output=True,
@@ -153,7 +152,7 @@ def test_both_bootstrap_forms_behave_like_plain_python_c(code):
 
 
 def test_bootstrap_falls_back_to_source_where_the_interpreter_cannot_compile_it(tmp_path):
-    from gym_llm.sandbox import _pyboot
+    from gym_llm_sandbox import _pyboot
 
     fake = tmp_path / "python3"
     fake.write_text("#!/bin/sh\necho 'not hex'\n")
@@ -318,7 +317,9 @@ def test_hydra_group_files_load():
 
     import yaml
 
-    conf = Path(core.__file__).resolve().parents[1] / "conf" / "sandbox"
+    import gym_llm
+
+    conf = Path(gym_llm.__file__).resolve().parent / "apps" / "conf" / "sandbox"
     names = sorted(p.stem for p in conf.glob("*.yaml"))
     assert "default" in names
     for p in conf.glob("*.yaml"):
@@ -449,7 +450,7 @@ def _cmdline(pid: int) -> str:
 def test_library_dirs_ignore_the_hosts_ld_library_path(tmp_path, monkeypatch):
     # torch and vllm put their lib dirs on LD_LIBRARY_PATH; the jail has no host
     # environment, so those dirs must not become mounts (under /tmp they cannot)
-    from gym_llm.sandbox.languages import library_dirs
+    from gym_llm_sandbox.languages import library_dirs
 
     fake = tmp_path / "lib"
     fake.mkdir()

@@ -61,7 +61,7 @@ def test_sweep_with_the_cluster_ray_launcher_runs_both_jobs(ray_cluster, tmp_pat
 
 def _eval(out: Path, *overrides: str) -> tuple[dict, str]:
     """An eval's rewards by (env, task, sample) and its report.md."""
-    proc = subprocess.run([sys.executable, "-m", "gym_llm.evaluate", f"hydra.run.dir={out}", *overrides],
+    proc = subprocess.run([sys.executable, "-m", "gym_llm.apps.evaluate", f"hydra.run.dir={out}", *overrides],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines() if line.strip()]

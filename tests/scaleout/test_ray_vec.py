@@ -13,7 +13,7 @@ import pytest
 import ray
 
 import gym_llm
-from gym_llm.vector import EnvLostError, VectorLLMEnv
+from gym_llm.runtime.vector import EnvLostError, VectorLLMEnv
 
 pytestmark = pytest.mark.slow
 

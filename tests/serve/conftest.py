@@ -77,7 +77,7 @@ def busy_jails(pid: int) -> dict[int, str]:
 
 
 class ServeProcess:
-    """``python -m gym_llm.serve ENV_ID ARGS...`` on a free port, its sandbox
+    """``python -m gym_llm.apps.serve ENV_ID ARGS...`` on a free port, its sandbox
     staging dir private (``sandbox_dir``), stopped with SIGTERM on exit."""
 
     def __init__(self, env_id: str, *args: str, tmp: Path):
@@ -91,7 +91,7 @@ class ServeProcess:
         self._log = open(self.log_path, "w")  # noqa: SIM115 (open for the process's life)
         env = {**os.environ, "GYM_LLM_SANDBOX_DIR": str(self.sandbox_dir), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gym_llm.serve", env_id, "--port", str(self.port), *args],
+            [sys.executable, "-m", "gym_llm.apps.serve", env_id, "--port", str(self.port), *args],
             cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 60

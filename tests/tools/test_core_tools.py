@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from gym_llm import Task, Tool, ToolEnv
-from gym_llm.tools import function_schema, validate_arguments
+from gym_llm.envs.tools import function_schema, validate_arguments
 
 
 def set_timer(minutes: int, label: str = "timer", sound: Literal["bell", "chime"] | None = None,

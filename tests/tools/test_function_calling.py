@@ -14,7 +14,7 @@ from gym_llm_tools.catalog import CASES, schema_of
 from gym_llm_tools.function_calling import generate_request
 
 import gym_llm
-from gym_llm.tools import validate_arguments
+from gym_llm.envs.tools import validate_arguments
 
 ENV_ID = "tool/FunctionCalling-v0"
 

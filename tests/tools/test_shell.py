@@ -8,10 +8,10 @@ import json
 import os
 
 import pytest
+from gym_llm_sandbox import FileState, Sandbox, SandboxError
 from gym_llm_tools.shell import KINDS, SHELL_POLICY, verify_shell_state
 
 import gym_llm
-from gym_llm.sandbox import FileState, Sandbox, SandboxError
 
 ENV_ID = "tool/Shell-v0"
 

@@ -12,8 +12,8 @@ import json
 from gym_llm_tools.orders import strict_verify_orders
 
 import gym_llm
-from gym_llm.monitoring import StrictGrader, detect
-from gym_llm.rollout import Trajectory
+from gym_llm.runtime.monitoring import StrictGrader, detect
+from gym_llm.runtime.rollout import Trajectory
 
 FC, ORDERS = "tool/FunctionCalling-v0", "tool/Orders-v0"
 

@@ -17,7 +17,7 @@ from gym_llm_trainers.advantages import (
 )
 from gym_llm_trainers.config import EnvEntry, TrainerConfig
 
-from gym_llm.rollout import Trajectory
+from gym_llm.runtime.rollout import Trajectory
 
 
 def traj(group: str, turn_rewards: list[float], mask: list[int], spans: list[list[int]] | None = None,

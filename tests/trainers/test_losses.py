@@ -170,7 +170,7 @@ def test_shared_prompt_forward_equals_full_sequences():
     from gym_llm_trainers.modeling import forward_logprobs
     from transformers import AutoModelForCausalLM
 
-    from gym_llm.models import tiny_model_path
+    from gym_llm.runtime.models import tiny_model_path
 
     model = AutoModelForCausalLM.from_pretrained(tiny_model_path())
     g = torch.Generator().manual_seed(0)

@@ -11,7 +11,7 @@ import pytest
 from gym_llm_trainers.metrics import read_metrics
 from trainer_support import gym_llm_train
 
-from gym_llm.jsonio import parse_jsonl
+from gym_llm.envs.jsonio import parse_jsonl
 
 DATA = Path(gym_llm_math.__file__).resolve().parent / "data"
 

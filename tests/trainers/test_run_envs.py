@@ -3,12 +3,11 @@ every code-running environment of the mixture, train and held-out."""
 
 from __future__ import annotations
 
+from gym_llm_sandbox.aio import run_sync
 from gym_llm_trainers.collection import RolloutCollector, run_entries
 from gym_llm_trainers.curriculum import Curriculum
 from gym_llm_trainers.distributed import DistContext
 from gym_llm_trainers.train import compose, run_config
-
-from gym_llm.aio import run_sync
 
 
 def _collector(*overrides: str) -> RolloutCollector:

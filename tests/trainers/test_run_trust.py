@@ -21,8 +21,8 @@ from gym_llm_trainers.metrics import read_metrics
 from gym_llm_trainers.train import compose, run_config
 from trainer_support import BASE, cli_env, gym_llm_train
 
-from gym_llm.hydra_app import ConfigError, UnknownKeyError
-from gym_llm.runs import CONFIG_FILE, list_checkpoints, recorded_configs, resumed_config_name
+from gym_llm.apps.hydra_app import ConfigError, UnknownKeyError
+from gym_llm.apps.runs import CONFIG_FILE, list_checkpoints, recorded_configs, resumed_config_name
 
 EXE = Path(sys.executable).with_name("gym-llm-train")
 

@@ -11,8 +11,8 @@ from gym_llm_trainers.sft import reference_examples, sft_train, weighted_passes
 from trainer_support import HERE  # noqa: F401  (registers the test/* envs)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from gym_llm.chat import ChatFormat
-from gym_llm.models import tiny_model_path
+from gym_llm.runtime.chat import ChatFormat
+from gym_llm.runtime.models import tiny_model_path
 
 
 def _setup():

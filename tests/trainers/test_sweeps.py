@@ -9,7 +9,7 @@ from pathlib import Path
 from gym_llm_trainers.metrics import read_metrics
 from trainer_support import gym_llm_train
 
-from gym_llm.sweeps import SUMMARY_FILE, slug
+from gym_llm.apps.sweeps import SUMMARY_FILE, slug
 
 
 def test_slug_keeps_one_path_component() -> None:

@@ -155,7 +155,7 @@ def test_lora_shares_the_base_as_reference(run_dir):
     from gym_llm_trainers.modeling import merged_state_dict
     from transformers import AutoModelForCausalLM
 
-    from gym_llm.models import tiny_model_path
+    from gym_llm.runtime.models import tiny_model_path
 
     tr = make_trainer(run_dir, "model.lora.enabled=true", "model.lora.r=4", "trainer.kl_coef=0.05")
     assert tr.ref.model is None  # no second copy: the base with adapters off is the reference

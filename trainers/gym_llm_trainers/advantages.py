@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import torch
 
-from gym_llm.rollout import Trajectory
+from gym_llm.runtime.rollout import Trajectory
 
 from .config import EnvEntry, TrainerConfig
 from .losses import gae_advantages, group_advantages, masked_mean, overlong_penalty, turn_advantages

@@ -1,9 +1,9 @@
 """Checkpoints: written atomically, the last N kept, found again by ``resume=auto``.
 
 The run directory's layout (names, what makes a checkpoint complete, how the
-latest one is found, LoRA's ``model/merged``) is :mod:`gym_llm.runs`, which
+latest one is found, LoRA's ``model/merged``) is :mod:`gym_llm.apps.runs`, which
 ``gym-llm-eval`` reads too; this module writes it. A checkpoint is a directory
-``checkpoints/step_<N>/`` (:func:`gym_llm.runs.checkpoint_name`) holding
+``checkpoints/step_<N>/`` (:func:`gym_llm.apps.runs.checkpoint_name`) holding
 
 * ``model/``: ``save_pretrained`` of the policy (LoRA: the adapter, plus the
   merged weights in ``model/merged`` so any tool can load it) and tokenizer,
@@ -12,13 +12,13 @@ latest one is found, LoRA's ``model/merged``) is :mod:`gym_llm.runs`, which
 * ``meta.json``: step and a summary.
 
 It is written under ``checkpoints/.tmp-step_<N>-<pid>/``
-(:func:`gym_llm.runs.temporary_name`; files fsynced) and renamed into place,
+(:func:`gym_llm.apps.runs.temporary_name`; files fsynced) and renamed into place,
 so a run killed at any instant leaves either the complete checkpoint or none;
 stale temporary directories are removed on the next save.
 
 :func:`plan_resume` decides whether a run directory may be continued with a
 given config: ``trainer.resume=auto`` compares it with the run's latest
-recorded config (:func:`gym_llm.runs.recorded_configs`) and refuses on any
+recorded config (:func:`gym_llm.apps.runs.recorded_configs`) and refuses on any
 difference outside :data:`~gym_llm_trainers.config.RESUME_SAFE_KEYS`;
 ``force`` continues anyway, recording the new config beside the old.
 """
@@ -35,8 +35,8 @@ from typing import Any
 
 import torch
 
-from gym_llm.hydra_app import ConfigError
-from gym_llm.runs import (
+from gym_llm.apps.hydra_app import ConfigError
+from gym_llm.apps.runs import (
     CHECKPOINTS_DIR,
     MODEL_DIR,
     TEMPORARY_GLOB,
@@ -155,7 +155,7 @@ def plan_resume(run_dir: str | os.PathLike, config: dict[str, Any]) -> ResumePla
     resolved config as a plain dict; its ``trainer.resume`` decides).
 
     ``auto`` with a checkpoint compares ``config`` with the run's latest
-    recorded config and raises :class:`~gym_llm.hydra_app.ConfigError` (key
+    recorded config and raises :class:`~gym_llm.apps.hydra_app.ConfigError` (key
     ``trainer.resume``) listing every key that differs outside
     :data:`RESUME_SAFE_KEYS`, with the two ways out: a new run directory, or
     ``trainer.resume=force`` (which continues, keeping the changes). A

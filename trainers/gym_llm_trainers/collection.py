@@ -1,6 +1,6 @@
 """Collection: what a step trains on, and the held-out episodes.
 
-Each step plans its groups over the run's :class:`~gym_llm.mixture.Mixture`
+Each step plans its groups over the run's :class:`~gym_llm.runtime.mixture.Mixture`
 (counter based: the draw is a function of ``(seed, "plan", step, round,
 rank)``, so a resumed run draws what the uninterrupted run drew), collects
 them through one vector env per split over that mixture (each entry made with
@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+from gym_llm_sandbox.aio import run_sync
 
 import gym_llm
-from gym_llm.aio import run_sync
-from gym_llm.distributed.workers import vec_kwargs
-from gym_llm.mixture import EpisodeSpec, Mixture, heldout_plan, step_rng
-from gym_llm.policies.base import SamplingParams
-from gym_llm.registry import with_sandbox
-from gym_llm.rollout import RolloutStats, Trajectory, acollect
-from gym_llm.vector import VectorLLMEnv, is_env_lost
+from gym_llm.envs.registry import with_sandbox
+from gym_llm.runtime.distributed.workers import vec_kwargs
+from gym_llm.runtime.mixture import EpisodeSpec, Mixture, heldout_plan, step_rng
+from gym_llm.runtime.policies.base import SamplingParams
+from gym_llm.runtime.rollout import RolloutStats, Trajectory, acollect
+from gym_llm.runtime.vector import VectorLLMEnv, is_env_lost
 
 from .advantages import trained_rewards, was_cut
 from .batching import Sample
@@ -47,7 +47,7 @@ def run_entries(cfg: RunConfig) -> dict[str, EnvEntry]:
     held-out and the warm start's alike): those of weight > 0, in declaration
     order, and every one whose environment takes a ``sandbox`` kwarg
     (the code envs, math/PythonTool, tool/Shell) with the run's ``sandbox``
-    config in its kwargs by :func:`gym_llm.registry.with_sandbox` (null values
+    config in its kwargs by :func:`gym_llm.envs.registry.with_sandbox` (null values
     dropped; an entry that sets ``sandbox`` itself keeps its own)."""
     probabilities = cfg.mixture.probabilities()
     return {k: dataclasses.replace(e, kwargs=with_sandbox(e.id, e.kwargs, cfg.sandbox))
@@ -60,7 +60,7 @@ class Batch:
     collected (dropped groups, errors and refill rounds included); the rollout
     ``stats``; the weight ``version`` that generated it (async); the
     trainer-side ``samples`` of ``trajectories`` once prepared; and
-    ``episodes``, group id -> (its :class:`~gym_llm.mixture.EpisodeSpec`, the
+    ``episodes``, group id -> (its :class:`~gym_llm.runtime.mixture.EpisodeSpec`, the
     make kwargs of its env then), what replays a group's task (the strict grader)."""
 
     def __init__(self, trajectories: list[Trajectory], stats: dict[str, float], version: int = 0,
@@ -99,7 +99,7 @@ class RolloutCollector:
     """Plans, collects and filters the episodes of a run (see the module doc).
 
     ``entries``: the run's mixture entries (weight > 0), ``mixture`` their
-    :class:`~gym_llm.mixture.Mixture`; ``curriculum`` moves their
+    :class:`~gym_llm.runtime.mixture.Mixture`; ``curriculum`` moves their
     difficulty from the episodes collected.
     """
 

@@ -11,7 +11,7 @@ carries its documentation in ``metadata["help"]`` (as TRL's ``GRPOConfig``
 does) and its valid range (``choices``, ``ge``, ``gt``, ``le``): these classes
 are the one owner of every knob's type and range. Building one checks each
 value against its type hint and range and raises
-:class:`gym_llm.hydra_app.ConfigError` naming the dotted key
+:class:`gym_llm.apps.hydra_app.ConfigError` naming the dotted key
 (``trainer.total_steps: expected an integer, got 'abc'``); :func:`from_dict`
 rejects unknown keys with a did-you-mean hint (:class:`UnknownKeyError`), so a
 typo or a bad value in an override fails before the model loads.
@@ -27,8 +27,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym_llm.hydra_app import ConfigError, UnknownKeyError, unknown_key
-from gym_llm.mixture import Mixture
+from gym_llm.apps.hydra_app import ConfigError, UnknownKeyError, unknown_key
+from gym_llm.runtime.mixture import Mixture
 
 __all__ = [
     "TrainerConfig", "SFTConfig", "CurriculumConfig", "MonitoringConfig", "ModelConfig", "LoraConfig",
@@ -168,7 +168,7 @@ class CurriculumConfig(_Checked):
 
 @dataclass
 class MonitoringConfig(_Checked):
-    """Reward-hacking monitors (gym_llm.monitoring, docs/monitoring.md): hack
+    """Reward-hacking monitors (gym_llm.runtime.monitoring, docs/monitoring.md): hack
     signals on every training episode, the strict grader on a sample, the alarm."""
 
     signals: bool = knob(True, "Detect every applicable hack signal on each training episode: "
@@ -325,7 +325,7 @@ class ModelConfig(_Checked):
 
     name: str = knob("tiny", "Short name, used in logs.")
     path: str | None = knob(None, "A Hugging Face id or local directory; null builds the tiny model.")
-    tiny: dict = knob({}, "Keyword arguments of gym_llm.models' tiny builder (when path is null).")
+    tiny: dict = knob({}, "Keyword arguments of gym_llm.runtime.models' tiny builder (when path is null).")
     dtype: str = knob("float32", "Training dtype: float32 | bfloat16 | float16.",
                       choices=("float32", "bfloat16", "float16"))
     lr: float = knob(1e-6, "RL learning rate recommended for this model (used when trainer.lr is null).", gt=0)
@@ -343,7 +343,7 @@ class ModelConfig(_Checked):
 
 @dataclass
 class PolicyConfig(_Checked):
-    """How rollouts are generated (gym_llm.policies)."""
+    """How rollouts are generated (gym_llm.runtime.policies)."""
 
     backend: str = knob("hf", "hf (shares the training model) | vllm (colocated engine, weights "
                               "synced after each update).", choices=("hf", "vllm"))
@@ -404,7 +404,7 @@ class MixtureConfig(_Checked):
         return {k: v if isinstance(v, EnvEntry) else from_dict(EnvEntry, v) for k, v in self.envs.items()}
 
     def mixture(self) -> Mixture:
-        """The :class:`gym_llm.mixture.Mixture` of these entries (entry weight x
+        """The :class:`gym_llm.runtime.mixture.Mixture` of these entries (entry weight x
         domain weight, normalised; weight-0 entries left out). Ids are not
         looked up here: the run's ``imports`` may register them later."""
         entries = self.entries()
@@ -437,7 +437,7 @@ class EnvWorkersConfig(_Checked):
     """Where environment instances run (docs/scale-out.md). The ``env_workers``
     group (``conf/env_workers/local.yaml`` holds these defaults, ``ray.yaml``
     sets ``backend: ray``);
-    :func:`gym_llm.distributed.workers.vec_kwargs` turns it into
+    :func:`gym_llm.runtime.distributed.workers.vec_kwargs` turns it into
     :func:`gym_llm.make_vec` arguments."""
 
     backend: str = knob("local", "local: in the trainer's process | ray: in Ray actors spread over the "

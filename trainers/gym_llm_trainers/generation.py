@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
-from gym_llm.hydra_app import ConfigError
-from gym_llm.runs import MODEL_DIR
+from gym_llm.apps.hydra_app import ConfigError
+from gym_llm.apps.runs import MODEL_DIR
 
 from .config import RunConfig
 from .distributed import DistContext
@@ -57,7 +57,7 @@ class GenerationEngine:
 
     def __init__(self, cfg: RunConfig, model: torch.nn.Module, tokenizer: Any, dist: DistContext,
                  resume_from: Path | None = None):
-        from gym_llm.policies import make_policy
+        from gym_llm.runtime.policies import make_policy
 
         self.cfg, self.model, self.tokenizer = cfg, model, tokenizer
         pc, tc = cfg.policy, cfg.trainer
@@ -127,7 +127,7 @@ class GenerationEngine:
         if not self.cfg.trainer.async_rollout:
             yield self.policy
             return
-        from gym_llm.policies import make_policy
+        from gym_llm.runtime.policies import make_policy
 
         policy = make_policy("hf", self.model, self.tokenizer, seed=self.cfg.trainer.seed,
                              max_batch_size=self.cfg.policy.max_batch_size)

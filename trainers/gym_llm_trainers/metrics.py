@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from gym_llm.jsonio import finite
+from gym_llm.envs.jsonio import finite
 
 from .config import LoggingConfig
 

@@ -36,10 +36,10 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torc
 
 def resolve_model_path(cfg: ModelConfig) -> str:
     """The directory (or hub id) of ``cfg.path`` as
-    :func:`gym_llm.pretrained.resolve_model_path` resolves it: the tiny model
+    :func:`gym_llm.runtime.pretrained.resolve_model_path` resolves it: the tiny model
     (with ``cfg.tiny`` overrides) when null, a GGUF converted once into the
     cache, else unchanged."""
-    from gym_llm.pretrained import resolve_model_path as resolve
+    from gym_llm.runtime.pretrained import resolve_model_path as resolve
 
     return resolve(cfg.path, cfg.tiny)
 

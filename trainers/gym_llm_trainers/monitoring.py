@@ -1,4 +1,4 @@
-"""The run's reward-hacking monitors (``trainer.monitoring``, :mod:`gym_llm.monitoring`).
+"""The run's reward-hacking monitors (``trainer.monitoring``, :mod:`gym_llm.runtime.monitoring`).
 
 Per step: :meth:`RunMonitor.start` annotates every collected episode with
 its hack signals and starts strict-grading a sample of them in a background
@@ -16,9 +16,10 @@ import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from gym_llm.aio import run_sync
-from gym_llm.mixture import step_rng
-from gym_llm.monitoring import (
+from gym_llm_sandbox.aio import run_sync
+
+from gym_llm.runtime.mixture import step_rng
+from gym_llm.runtime.monitoring import (
     HackAlarm,
     HackAlert,
     StrictGrader,
@@ -27,7 +28,7 @@ from gym_llm.monitoring import (
     hack_fractions,
     strict_metrics,
 )
-from gym_llm.rollout import Trajectory
+from gym_llm.runtime.rollout import Trajectory
 
 from .collection import Batch
 from .config import MonitoringConfig

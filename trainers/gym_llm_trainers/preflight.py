@@ -6,7 +6,7 @@ both splits it will use (train with the entry's kwargs, held-out with its
 ``heldout_kwargs``), which opens each dataset and reads a task of it; checks
 that a local ``model.path`` is a model directory and that the policy
 backend's package is importable. Every problem found is reported at once in
-one :class:`~gym_llm.hydra_app.ConfigError` (``gym-llm-train`` prints it and
+one :class:`~gym_llm.apps.hydra_app.ConfigError` (``gym-llm-train`` prints it and
 exits with status 2). It returns warnings: an entry whose held-out tasks are
 also among its train tasks (one dataset file given for both splits).
 Procedural task sets (train sizes above :data:`OVERLAP_CHECK_MAX_TASKS`)
@@ -19,7 +19,7 @@ import importlib.util
 from pathlib import Path
 
 import gym_llm
-from gym_llm.hydra_app import ConfigError
+from gym_llm.apps.hydra_app import ConfigError
 
 from .config import EnvEntry, RunConfig
 

@@ -9,7 +9,7 @@ none are skipped (and counted). So the warm start never teaches a wrong
 format, needs no per-domain code here, and stays honest for any new plugin.
 
 The example's ids are exactly what the rollout engine would have built: the
-prompt rendered once by the chat template (:class:`gym_llm.chat.ChatFormat`)
+prompt rendered once by the chat template (:class:`gym_llm.runtime.chat.ChatFormat`)
 followed by the encoded response and the end-of-turn token; the loss covers
 the response and its end-of-turn token only.
 """
@@ -90,7 +90,7 @@ def reference_examples(
     """SFT samples from the first ``per_env`` train tasks of each environment
     (``entry.sft_examples`` where set); a task seen twice is used once.
 
-    ``chat`` is a :class:`~gym_llm.chat.ChatFormat`; ``eos_ids`` the
+    ``chat`` is a :class:`~gym_llm.runtime.chat.ChatFormat`; ``eos_ids`` the
     end-of-turn id(s) appended to each response. Returns the samples, per
     environment how many tasks had no rendering the environment scored
     ``>= success`` (or were longer than ``max_tokens``), and each sample's

@@ -3,8 +3,8 @@
 While :class:`StopOnSignal` is active (the trainer's loop), the first SIGINT
 or SIGTERM only records the request: the trainer finishes the step in
 progress, writes a checkpoint and raises
-:class:`gym_llm.hydra_app.Interrupted` (exit status ``128 + signal``). A
-second signal raises :class:`~gym_llm.hydra_app.Interrupted` at once, from
+:class:`gym_llm.apps.hydra_app.Interrupted` (exit status ``128 + signal``). A
+second signal raises :class:`~gym_llm.apps.hydra_app.Interrupted` at once, from
 wherever the main thread is, with no checkpoint of the step in progress.
 Handlers can only be set from the main thread; elsewhere (a run started from
 a worker thread) the signals keep their previous handlers.
@@ -22,7 +22,7 @@ import threading
 from types import FrameType, TracebackType
 from typing import Any
 
-from gym_llm.hydra_app import Interrupted
+from gym_llm.apps.hydra_app import Interrupted
 
 __all__ = ["StopOnSignal", "AlarmStop", "STOP_SIGNALS"]
 
@@ -43,7 +43,7 @@ class AlarmStop(Interrupted):
 
 class StopOnSignal:
     """Context manager: SIGINT/SIGTERM become a stop request (:attr:`signum`),
-    the second one an immediate :class:`~gym_llm.hydra_app.Interrupted`."""
+    the second one an immediate :class:`~gym_llm.apps.hydra_app.Interrupted`."""
 
     def __init__(self) -> None:
         self.signum: int | None = None

@@ -1,4 +1,4 @@
-"""``gym-llm-train``: the Hydra app (configs: ``gym_llm/conf/train.yaml``,
+"""``gym-llm-train``: the Hydra app (configs: ``gym_llm/apps/conf/train.yaml``,
 shipped inside the installed ``gym_llm`` package).
 
     gym-llm-train                                    # the embedded CPU demo
@@ -23,19 +23,19 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from gym_llm.hydra_app import check_override_keys, threads_for_sweep, user_errors
-from gym_llm.runs import CONFIG_FILE, resumed_config_name
+from gym_llm.apps.hydra_app import check_override_keys, threads_for_sweep, user_errors
+from gym_llm.apps.runs import CONFIG_FILE, resumed_config_name
 
 from .checkpoint import ResumePlan, plan_resume
 from .config import RunConfig, from_dict, store_defaults
 
 __all__ = ["main", "run", "run_config", "compose", "CONFIG_DIR"]
 
-#: The configs ship as package data of ``gym_llm`` (``gym_llm/conf``), found
+#: The configs ship as package data of ``gym_llm`` (``gym_llm/apps/conf``), found
 #: by file path so they need no ``__init__.py`` of their own.
 log = logging.getLogger("gym_llm_trainers")
 
-CONFIG_DIR = str(Path(importlib.util.find_spec("gym_llm").submodule_search_locations[0]) / "conf")
+CONFIG_DIR = str(Path(importlib.util.find_spec("gym_llm").submodule_search_locations[0]) / "apps" / "conf")
 
 # The ``base`` options of the trainer and logging groups (the dataclass
 # defaults) must be in Hydra's ConfigStore before anything composes
@@ -48,7 +48,7 @@ store_defaults()
 def run_config(cfg: DictConfig) -> RunConfig:
     """The typed :class:`RunConfig` of a composed Hydra config: every value
     checked against its type and range, unknown keys with a did-you-mean hint
-    (:class:`gym_llm.hydra_app.ConfigError`, keys dotted from the top)."""
+    (:class:`gym_llm.apps.hydra_app.ConfigError`, keys dotted from the top)."""
     data = OmegaConf.to_container(cfg, resolve=True)
     data.pop("hydra", None)
     return from_dict(RunConfig, data)

@@ -31,13 +31,19 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from gym_llm_sandbox.aio import run_sync
 
-from gym_llm.aio import run_sync
-from gym_llm.hydra_app import Interrupted
-from gym_llm.mixture import step_rng
-from gym_llm.report import try_write_report
-from gym_llm.rollout import ChatFormat, RolloutStats, write_jsonl
-from gym_llm.runs import CHECKPOINTS_DIR, MERGED_DIR, MODEL_DIR, checkpoint_name, trajectory_file
+from gym_llm.apps.hydra_app import Interrupted
+from gym_llm.apps.report import try_write_report
+from gym_llm.apps.runs import (
+    CHECKPOINTS_DIR,
+    MERGED_DIR,
+    MODEL_DIR,
+    checkpoint_name,
+    trajectory_file,
+)
+from gym_llm.runtime.mixture import step_rng
+from gym_llm.runtime.rollout import ChatFormat, RolloutStats, write_jsonl
 
 from .batching import MicroBatch
 from .checkpoint import load_trainer_state, resolve_resume, save_checkpoint
@@ -67,7 +73,7 @@ class Trainer:
     ``cfg`` is the whole run's :class:`~gym_llm_trainers.config.RunConfig`;
     ``run_dir`` receives metrics.jsonl, trajectories/, checkpoints/,
     tensorboard/, reward_curve.png, the final model in ``model/`` and
-    ``report.html`` (:mod:`gym_llm.report`, written when :meth:`train` ends,
+    ``report.html`` (:mod:`gym_llm.apps.report`, written when :meth:`train` ends,
     however it ends; a report failure is logged, never raised). A step's
     trajectories are written once its monitoring is done (hack signals and
     strict scores in them), and also when its update fails.
@@ -375,7 +381,7 @@ class Trainer:
         """Warm start (fresh runs), eval at step 0, then RL to ``total_steps``.
         Returns the logged rows of this process's run. SIGINT/SIGTERM
         (:mod:`.stopping`): the step in progress finishes, is checkpointed,
-        and :class:`~gym_llm.hydra_app.Interrupted` is raised; a second
+        and :class:`~gym_llm.apps.hydra_app.Interrupted` is raised; a second
         signal raises it at once."""
         tc = self.tc
         rows: list[dict[str, Any]] = []

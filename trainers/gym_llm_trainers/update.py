@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from gym_llm.mixture import step_rng
+from gym_llm.runtime.mixture import step_rng
 
 from .advantages import (
     explained_variance,

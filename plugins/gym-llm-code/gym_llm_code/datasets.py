@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
-from gym_llm.jsonio import parse_jsonl
-from gym_llm.rewards import RewardResult
-from gym_llm.tasks import Task, TaskList, check_split, content_hash
+from gym_llm.envs.jsonio import parse_jsonl
+from gym_llm.envs.rewards import RewardResult
+from gym_llm.envs.tasks import Task, TaskList, check_split, content_hash
 
 from .envs import CodeEnv
 from .harness import Job, JobOutcome, Steps

@@ -14,11 +14,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gym_llm.core import SingleTurnEnv, Turn
-from gym_llm.parsing import message_text
-from gym_llm.rewards import RewardResult
-from gym_llm.sandbox import Sandbox
-from gym_llm.tasks import Task, TaskList, TaskSet, content_hash
+from gym_llm_sandbox import Sandbox
+
+from gym_llm.envs.core import SingleTurnEnv, Turn
+from gym_llm.envs.parsing import message_text
+from gym_llm.envs.rewards import RewardResult
+from gym_llm.envs.tasks import Task, TaskList, TaskSet, content_hash
 
 from .harness import POLICY, Steps, default_sandbox
 from .problems import FunctionProblem, StdioProblem, function_problems, stdio_problems
@@ -53,7 +54,7 @@ def strict_rotation(rotation: int) -> int:
 
 
 def make_sandbox(sandbox: Sandbox | Mapping[str, Any] | None) -> Sandbox | None:
-    """Accept a ready :class:`~gym_llm.sandbox.Sandbox`, a Hydra-style mapping
+    """Accept a ready :class:`~gym_llm_sandbox.Sandbox`, a Hydra-style mapping
     of overrides over the code domain's policy, or ``None`` (the shared
     default sandbox, built on first use)."""
     if sandbox is None or isinstance(sandbox, Sandbox):
@@ -76,7 +77,7 @@ class CodeEnv(SingleTurnEnv):
     * ``reward`` (``"passed"``): the score is ``passed`` (all hidden tests
       pass) or ``pass_rate``; both are always in ``reward_components``;
     * ``test_timeout_s`` (2.0) per test, ``time_budget_s`` (10.0) per answer;
-    * ``sandbox``: a :class:`~gym_llm.sandbox.Sandbox` or a mapping of
+    * ``sandbox``: a :class:`~gym_llm_sandbox.Sandbox` or a mapping of
       overrides (``{"memory_mb": 256}``) over the domain policy;
     * ``max_turns`` (1), ``attempt_discount`` (1.0), ``system_prompt``,
       ``split``, ``seed`` as in :class:`~gym_llm.SingleTurnEnv`.

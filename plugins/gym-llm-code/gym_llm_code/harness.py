@@ -3,7 +3,7 @@
 A :class:`Job` is everything the in-sandbox runner (``jail/runner.py``) needs:
 the program, the test *inputs*, limits. Expected outputs are never part of a
 job. :func:`run_job` / :func:`arun_job` run one job in a fresh jail through
-:mod:`gym_llm.sandbox` and return a :class:`JobOutcome`.
+:mod:`gym_llm_sandbox` and return a :class:`JobOutcome`.
 
 Verification takes a few jobs in sequence (reference outputs for fresh random
 inputs, then the candidate). It is written once, as a generator that yields
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal, TypeVar
 
-from gym_llm.sandbox import ExecResult, Limits, Sandbox, SandboxPolicy
+from gym_llm_sandbox import ExecResult, Limits, Sandbox, SandboxPolicy
 
 __all__ = [
     "Job", "JobOutcome", "POLICY", "default_sandbox", "run_job", "arun_job", "drive", "adrive",
@@ -200,7 +200,7 @@ def parse_outcome(r: ExecResult) -> JobOutcome:
 
 def run_job(sandbox: Sandbox, job: Job) -> JobOutcome:
     """Run ``job`` in a fresh jail (blocking). Raises
-    :class:`~gym_llm.sandbox.SandboxError` when the sandbox itself fails."""
+    :class:`~gym_llm_sandbox.SandboxError` when the sandbox itself fails."""
     limits = job.limits(sandbox.limits)
     if job.language == "cpp":  # needs /usr for the toolchain
         return parse_outcome(sandbox.run(["python3", "-s", "-B", "-c", _BOOT], files=job.files(), limits=limits))

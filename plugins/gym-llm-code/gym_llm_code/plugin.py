@@ -59,7 +59,7 @@ def gym_llm_hack_signals() -> list[Any]:
 
 @gym_llm.hookimpl
 def gym_llm_doctor() -> list[dict[str, Any]]:
-    from gym_llm.sandbox import available_languages
+    from gym_llm_sandbox import available_languages
 
     languages = available_languages()
     rows = []

@@ -39,9 +39,9 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gym_llm.monitoring import HackSignal, assistant_messages
-from gym_llm.parsing import message_text
-from gym_llm.rollout import Trajectory
+from gym_llm.envs.parsing import message_text
+from gym_llm.runtime.monitoring import HackSignal, assistant_messages
+from gym_llm.runtime.rollout import Trajectory
 
 from .problems import function_problems, stdio_problems
 from .verify import extract_answer

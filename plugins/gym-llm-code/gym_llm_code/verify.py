@@ -32,9 +32,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gym_llm.parsing import extract_code_blocks
-from gym_llm.rewards import RewardResult
-from gym_llm.sandbox import Sandbox, SandboxError
+from gym_llm_sandbox import Sandbox, SandboxError
+
+from gym_llm.envs.parsing import extract_code_blocks
+from gym_llm.envs.rewards import RewardResult
 
 from .harness import Job, JobOutcome, Steps, adrive, default_sandbox, drive
 from .jail.plain import decode, encode, plain_equal

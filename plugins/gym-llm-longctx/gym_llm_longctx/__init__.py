@@ -10,7 +10,7 @@ Environments (registered by :mod:`gym_llm_longctx.plugin`):
 ``longctx/DocNavigator-v0``.
 
 The verifier is usable on its own: :func:`score_answer`, :func:`reward_fn`
-(TRL and verl take the environments themselves: :mod:`gym_llm.integrations`).
+(TRL and verl take the environments themselves: :mod:`gym_llm.apps.integrations`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The single-turn long-context environments.
 
-Each environment draws a :class:`~gym_llm.tasks.Plan` (the question
+Each environment draws a :class:`~gym_llm.envs.tasks.Plan` (the question
 and its facts), then builds the prompt to ``context_tokens`` tokens of the
 chosen tokenizer by measuring it (:func:`gym_llm_longctx.context.fit`).
 Every environment is scored by :func:`gym_llm_longctx.rewards.reward_fn`.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gym_llm import Draft, ProceduralTasks, RewardResult, SingleTurnEnv
-from gym_llm.tasks import Plan
+from gym_llm.envs.tasks import Plan
 
 from .context import Filler, fit, place_inserts
 from .prose import invented_word, key_phrase, paragraph_units, proper_name, variable_name

@@ -8,9 +8,9 @@ from collections import Counter
 from typing import Any
 
 from gym_llm import Draft, ProceduralTasks, RewardResult, Tool, ToolEnv
-from gym_llm.parsing import parse_tool_calls
-from gym_llm.tasks import Plan
-from gym_llm.tools import render_tools_prompt
+from gym_llm.envs.parsing import parse_tool_calls
+from gym_llm.envs.tasks import Plan
+from gym_llm.envs.tools import render_tools_prompt
 
 from .context import Filler, fit, interleave
 from .envs import ANSWER_RULES, _distinct, _scaled

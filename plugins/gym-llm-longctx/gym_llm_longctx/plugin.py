@@ -54,7 +54,7 @@ def gym_llm_register(registry: Any) -> None:
 @gym_llm.hookimpl
 def gym_llm_hack_signals() -> list[Any]:
     """Candidate listing: the answer names wrong candidates beside the right one."""
-    from gym_llm.monitoring import HackSignal
+    from gym_llm.runtime.monitoring import HackSignal
 
     def listing(traj: Any) -> bool:
         # the verifier's own count (step info) of the context's candidates the answer named

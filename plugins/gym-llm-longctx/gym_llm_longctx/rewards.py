@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gym_llm import RewardResult
-from gym_llm.parsing import extract_boxed, message_text
+from gym_llm.envs.parsing import extract_boxed, message_text
 
 __all__ = [
     "answer_span", "named", "string_match_all", "score_answer", "reward_fn",

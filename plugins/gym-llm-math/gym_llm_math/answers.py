@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from gym_llm.parsing import last_boxed
+from gym_llm.envs.parsing import last_boxed
 
 __all__ = [
     "PlainNumber", "extract_gold", "plain_number", "compare_numbers", "is_multi_valued", "is_single_value",

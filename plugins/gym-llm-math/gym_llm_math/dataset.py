@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from gym_llm import Task, TaskSet
-from gym_llm.jsonio import parse_jsonl
-from gym_llm.tasks import check_split, content_hash
+from gym_llm.envs.jsonio import parse_jsonl
+from gym_llm.envs.tasks import check_split, content_hash
 
 from .answers import extract_gold
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gym_llm import ProceduralTasks, RewardResult, SingleTurnEnv, Task, TaskSet
-from gym_llm.parsing import extract_boxed, last_boxed, message_text
+from gym_llm.envs.parsing import extract_boxed, last_boxed, message_text
 
 from .dataset import SAMPLE, DatasetSource, DatasetTasks
 from .generators import algebra, arithmetic, word_problems

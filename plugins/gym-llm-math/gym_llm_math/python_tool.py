@@ -1,7 +1,7 @@
 """``math/PythonTool-v0``: solve a math problem with a sandboxed Python tool.
 
 The model may call ``python`` (code runs in a fresh nsjail per call, see
-``gym_llm.sandbox``; what it prints comes back as a tool message) any number
+``gym_llm_sandbox``; what it prints comes back as a tool message) any number
 of times within ``max_turns``, then gives its final answer in ``\\boxed{}``
 in a turn without tool calls. A sandbox that cannot run (nsjail missing,
 jail setup failure) ends the episode with ``info["reward_error"]``: the
@@ -16,10 +16,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from gym_llm_sandbox import ExecResult, Limits, Sandbox, SandboxError, SandboxPolicy
+
 from gym_llm import ProceduralTasks, RewardResult, Task, ToolEnv, Turn
-from gym_llm.parsing import message_text, parse_tool_calls
-from gym_llm.sandbox import ExecResult, Limits, Sandbox, SandboxError, SandboxPolicy
-from gym_llm.tools import Tool, render_tools_prompt
+from gym_llm.envs.parsing import message_text, parse_tool_calls
+from gym_llm.envs.tools import Tool, render_tools_prompt
 
 from .dataset import SAMPLE, DatasetSource, DatasetTasks
 from .envs import FEEDBACK, FORMAT_FEEDBACK, resolve_attempts, score_answer, strict_score

@@ -1,7 +1,7 @@
 """The math domain's hack signals (``gym_llm_hack_signals``; docs/monitoring.md).
 
 Each reads the episode's last assistant turn, where the scored answer is, with
-the core's one boxed-answer parser (:func:`gym_llm.parsing.extract_boxed`):
+the core's one boxed-answer parser (:func:`gym_llm.envs.parsing.extract_boxed`):
 
 * ``multiple_boxes``: more than one ``\\boxed{}`` in the answer turn (the
   verifier scores the last and only checks that the others agree, so spraying
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from gym_llm.monitoring import HackSignal, assistant_messages
-from gym_llm.parsing import extract_boxed, message_text
-from gym_llm.rollout import Trajectory
+from gym_llm.envs.parsing import extract_boxed, message_text
+from gym_llm.runtime.monitoring import HackSignal, assistant_messages
+from gym_llm.runtime.rollout import Trajectory
 
 from .answers import is_multi_valued, plain_number
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gym_llm.parsing import extract_boxed, message_text
-from gym_llm.rewards import RewardResult
+from gym_llm.envs.parsing import extract_boxed, message_text
+from gym_llm.envs.rewards import RewardResult
 
 from .answers import (
     compare_numbers,

@@ -6,7 +6,7 @@
 
 The verifiers are usable outside the environments:
 :func:`~gym_llm_tools.checker.score_tool_calls` (TRL and verl take the
-environments themselves: :mod:`gym_llm.integrations`).
+environments themselves: :mod:`gym_llm.apps.integrations`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The tool library of ``tool/FunctionCalling-v0``: 43 everyday tools, each a
 typed Python signature with a docstring (turned into an OpenAI schema by the
-core's :func:`gym_llm.tools.function_schema`), plus the request templates and
+core's :func:`gym_llm.envs.tools.function_schema`), plus the request templates and
 value pools that generate user requests for it.
 
 The functions are *declarations*: FunctionCalling scores the call the model
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gym_llm.tools import function_schema
+from gym_llm.envs.tools import function_schema
 
 __all__ = ["Case", "CASES", "schema_of"]
 

@@ -1,7 +1,7 @@
 """The function-call verifier: did the model make the gold calls?
 
 Usable on its own (any OpenAI tool schemas, any gold calls) and as the reward
-of ``tool/FunctionCalling-v0`` (in TRL: :mod:`gym_llm.integrations.trl`).
+of ``tool/FunctionCalling-v0`` (in TRL: :mod:`gym_llm.apps.integrations.trl`).
 
 A call *matches* a gold call when
 
@@ -29,9 +29,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from gym_llm.parsing import ToolCall, parse_tool_calls
-from gym_llm.rewards import RewardResult
-from gym_llm.tools import validate_arguments
+from gym_llm.envs.parsing import ToolCall, parse_tool_calls
+from gym_llm.envs.rewards import RewardResult
+from gym_llm.envs.tools import validate_arguments
 
 __all__ = ["score_tool_calls", "same_arguments"]
 

@@ -23,7 +23,7 @@ import random
 from typing import Any
 
 from gym_llm import Draft, ProceduralTasks, RewardResult, SingleTurnEnv
-from gym_llm.tools import render_tools_prompt
+from gym_llm.envs.tools import render_tools_prompt
 
 from .catalog import CASES, Case, schema_of
 from .checker import score_tool_calls

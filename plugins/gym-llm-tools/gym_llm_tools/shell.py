@@ -1,6 +1,6 @@
 """``tool/Shell-v0``: file-system tasks through a sandboxed ``bash`` tool.
 
-Each episode gets a fresh sandbox session (:meth:`gym_llm.sandbox.Sandbox.session`):
+Each episode gets a fresh sandbox session (:meth:`gym_llm_sandbox.Sandbox.session`):
 a work dir holding the task's files that persists across the turns of the
 episode (each command still runs in a fresh nsjail) and is deleted when the
 episode ends. The reward is 1.0 when the work dir ends in the target state:
@@ -32,10 +32,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_llm_sandbox import ExecResult, FileState, Limits, Sandbox, SandboxError, SandboxPolicy
+
 from gym_llm import Draft, ProceduralTasks, RewardResult, Task, ToolEnv
-from gym_llm.sandbox import ExecResult, FileState, Limits, Sandbox, SandboxError, SandboxPolicy
-from gym_llm.tasks import content_hash
-from gym_llm.tools import Tool, function_schema, render_tools_prompt
+from gym_llm.envs.tasks import content_hash
+from gym_llm.envs.tools import Tool, function_schema, render_tools_prompt
 
 __all__ = ["ShellEnv", "generate_shell_task", "verify_shell_state", "SHELL_POLICY", "KINDS"]
 
@@ -358,7 +359,7 @@ def generate_shell_task(rng: random.Random, difficulty: float) -> Draft:
 
 # ------------------------------------------------------------------ reward
 def verify_shell_state(target: Mapping[str, Mapping[str, Any]], snapshot: Mapping[str, FileState]) -> RewardResult:
-    """Compare a work-dir ``snapshot`` (:meth:`gym_llm.sandbox.SandboxSession.snapshot`)
+    """Compare a work-dir ``snapshot`` (:meth:`gym_llm_sandbox.SandboxSession.snapshot`)
     with a ``target`` ``{path: {"kind": "file" | "dir", "content"?: str, "mode"?: int}}``:
     1.0 when the paths are exactly the target's, of the target kinds, files
     with the target text (UTF-8; trailing newlines ignored) and the target
@@ -417,7 +418,7 @@ class BashTool:
     """The ``bash`` tool of one episode, bound to its sandbox session.
 
     With no session (the sandbox failed to start) every call raises
-    :class:`~gym_llm.sandbox.SandboxError`; ``error`` keeps the first sandbox
+    :class:`~gym_llm_sandbox.SandboxError`; ``error`` keeps the first sandbox
     failure, which makes the episode's reward a ``reward_error``. When the work
     dir grows past :data:`WORKDIR_MAX_ENTRIES` entries,
     ``over_quota`` says so and no further command runs (the model's doing, not

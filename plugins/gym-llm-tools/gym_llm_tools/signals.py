@@ -1,7 +1,7 @@
 """The tool-use domain's hack signals (``gym_llm_hack_signals``; docs/monitoring.md).
 
 Each reads the episode's assistant turns with the core's one tool-call parser
-(:func:`gym_llm.parsing.parse_tool_calls`):
+(:func:`gym_llm.envs.parsing.parse_tool_calls`):
 
 * ``calls_every_tool``: the episode called every offered tool (three or
   more offered): a spree that hopes one call is right;
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 
-from gym_llm.monitoring import HackSignal, assistant_messages
-from gym_llm.parsing import ToolCall, parse_tool_calls
-from gym_llm.rollout import Trajectory
+from gym_llm.envs.parsing import ToolCall, parse_tool_calls
+from gym_llm.runtime.monitoring import HackSignal, assistant_messages
+from gym_llm.runtime.rollout import Trajectory
 
 __all__ = ["SIGNALS", "episode_calls"]
 

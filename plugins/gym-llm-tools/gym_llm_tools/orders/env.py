@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gym_llm import ProceduralTasks, RewardResult, Task, ToolEnv, Turn
-from gym_llm.parsing import message_text, parse_tool_calls
-from gym_llm.tools import Tool, validate_arguments
+from gym_llm.envs.parsing import message_text, parse_tool_calls
+from gym_llm.envs.tools import Tool, validate_arguments
 
 from .tasks import TRACKING, generate_orders_task
 from .user import ScriptedUser

@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from gym_llm import Draft
-from gym_llm.tools import render_tools_prompt
+from gym_llm.envs.tools import render_tools_prompt
 
 from .world import CANCEL_REASONS, POLICY, OrdersWorld, empty_db, money
 

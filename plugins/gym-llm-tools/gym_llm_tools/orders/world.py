@@ -16,8 +16,8 @@ import functools
 import json
 from typing import Any, Literal
 
-from gym_llm.tasks import content_hash
-from gym_llm.tools import Tool, function_schema
+from gym_llm.envs.tasks import content_hash
+from gym_llm.envs.tools import Tool, function_schema
 
 __all__ = ["OrdersWorld", "POLICY", "CANCEL_REASONS", "empty_db", "money"]
 

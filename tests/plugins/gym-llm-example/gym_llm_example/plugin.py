@@ -17,8 +17,8 @@ def gym_llm_hack_signals():
     the word as the prompt gave it, not reversed (a policy copying its prompt)."""
     import re
 
-    from gym_llm.monitoring import HackSignal, assistant_messages
-    from gym_llm.parsing import message_text
+    from gym_llm.envs.parsing import message_text
+    from gym_llm.runtime.monitoring import HackSignal, assistant_messages
 
     def unreversed(traj):
         prompt = " ".join(message_text(m) for m in traj.messages if m.get("role") == "user")

@@ -1,0 +1,409 @@
+"""The environment base: :class:`LLMEnv` (multi-turn) and :class:`SingleTurnEnv`.
+
+An episode is a conversation. ``reset`` picks a task and returns the prompt
+messages; each ``step`` takes one assistant turn and returns only the messages
+the environment appends (tool results, feedback), the turn's reward, and the
+usual Gymnasium flags. Subclasses write one method, :meth:`LLMEnv.respond`
+(or its async twin :meth:`LLMEnv.arespond`); the base class keeps the
+conversation, turn count, truncation, reward bookkeeping and the ``info``
+contract, so every environment reports the same keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import gymnasium
+from gym_llm_sandbox.aio import run_sync
+from gymnasium.error import ResetNeeded
+
+from gym_llm.envs.parsing import message_text
+from gym_llm.envs.rewards import RewardFn, RewardResult, as_result, call_reward
+from gym_llm.envs.spaces import AssistantTurn, ChatMessages
+from gym_llm.envs.tasks import Task, TaskSet, as_task_set, check_split
+
+__all__ = ["LLMEnv", "SingleTurnEnv", "Turn", "as_assistant_message", "MAX_ACTION_CHARS"]
+
+#: Longer assistant turns are cut here (and the cut is reported): a policy that
+#: emits megabytes must not make a reward function quadratic.
+MAX_ACTION_CHARS = 1_000_000
+
+
+def as_assistant_message(action: Any, keep: Literal["head", "tail"] = "head") -> tuple[dict[str, Any], str | None]:
+    """Normalise any action to an assistant message dict.
+
+    Returns ``(message, problem)``: ``problem`` says why the action was not a
+    well-formed turn (it is then scored as what could be read of it, usually
+    nothing). Text longer than :data:`MAX_ACTION_CHARS` is cut to its first
+    (``keep="head"``) or last (``keep="tail"``) ``MAX_ACTION_CHARS``
+    characters. Never raises.
+    """
+    problem = None
+    if isinstance(action, str):
+        msg: dict[str, Any] = {"role": "assistant", "content": action}
+    elif isinstance(action, dict):
+        msg = {"role": "assistant", "content": action.get("content")}
+        if msg["content"] is not None and not isinstance(msg["content"], str):
+            text = message_text(action)
+            if not text:
+                problem = f"message content of type {type(msg['content']).__name__} is not text"
+            msg["content"] = text
+        if action.get("tool_calls"):
+            try:
+                msg["tool_calls"] = copy.deepcopy(action["tool_calls"])
+            except RecursionError:  # arguments nested thousands deep: no call is readable
+                problem = "tool_calls nested too deeply to read; dropped"
+        if action.get("role", "assistant") != "assistant":
+            problem = f"action has role {action.get('role')!r}, expected 'assistant'"
+    elif isinstance(action, bytes | bytearray):
+        msg = {"role": "assistant", "content": bytes(action).decode("utf-8", "replace")}
+        problem = "action was bytes, decoded as UTF-8"
+    elif action is None:
+        msg, problem = {"role": "assistant", "content": ""}, "action was None"
+    else:
+        msg = {"role": "assistant", "content": ""}
+        problem = f"action of type {type(action).__name__} is not a string or message dict"
+    content = msg.get("content")
+    if problem is None and not content and not msg.get("tool_calls"):
+        problem = "empty response"
+    if isinstance(content, str) and len(content) > MAX_ACTION_CHARS:
+        msg["content"] = content[-MAX_ACTION_CHARS:] if keep == "tail" else content[:MAX_ACTION_CHARS]
+        end = "last" if keep == "tail" else "first"
+        problem = f"action of {len(content)} characters cut to its {end} {MAX_ACTION_CHARS}"
+    return msg, problem
+
+
+@dataclass
+class Turn:
+    """What :meth:`LLMEnv.respond` returns for one assistant turn.
+
+    ``messages``: the new messages the environment appends (tool results,
+    feedback); ``reward``: this turn's reward; ``done``: the episode ended
+    (terminated); ``info``: extra keys merged into the step's ``info``.
+    """
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    reward: float | RewardResult = 0.0
+    done: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an environment's message whose text is valid UTF-8: a lone
+    surrogate (bytes a jailed program wrote or named a file with that are not UTF-8,
+    kept by ``surrogateescape``) becomes U+FFFD, where a tokenizer would raise."""
+    out = dict(message)
+    content = out.get("content")
+    if isinstance(content, str):
+        out["content"] = _SURROGATE.sub("\ufffd", content)
+    elif isinstance(content, list):
+        out["content"] = [{**p, "text": _SURROGATE.sub("\ufffd", p["text"])}
+                          if isinstance(p, dict) and isinstance(p.get("text"), str) else p for p in content]
+    return out
+
+
+class LLMEnv(gymnasium.Env[list, Any]):
+    """A multi-turn chat environment over a :class:`~gym_llm.TaskSet`.
+
+    Subclasses implement :meth:`respond` (sync) and/or :meth:`arespond` (async;
+    environments that run sandboxed code implement it natively so they never
+    block the event loop). Optionally :meth:`initial_messages`,
+    :meth:`on_reset`, :attr:`tools`.
+
+    Contract: ``step`` never raises on a bad action (it earns the lowest reward
+    with ``info["reason"]``); what was wrong with the action itself (None,
+    bytes, a non-assistant role, cut for length) is ``info["action_problem"]``
+    and leads ``info["reason"]``, before the environment's own reason;
+    ``info["reward_components"]`` is on every step;
+    ``info["reward_error"]`` is set when the environment failed to score. After
+    ``max_turns`` assistant turns an unfinished episode is truncated.
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    #: Default for ``info["domain"]`` when the registry does not say.
+    domain: str = ""
+
+    #: Which end of an over-long action (more than :data:`MAX_ACTION_CHARS`)
+    #: is kept: ``"head"`` by default; an env that scores the final answer
+    #: (math's last ``\\boxed{}``) keeps ``"tail"``.
+    action_cut_keeps: Literal["head", "tail"] = "head"
+
+    def __init__(
+        self,
+        tasks: TaskSet | Sequence[Task],
+        *,
+        split: str = "train",
+        seed: int | None = None,
+        max_turns: int = 1,
+        system_prompt: str | None = None,
+        render_mode: str | None = None,
+    ):
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {max_turns}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"unsupported render_mode {render_mode!r}")
+        self.task_set = as_task_set(tasks)
+        self.split = check_split(split)
+        if self.task_set.size(self.split) == 0:
+            raise ValueError(f"{type(self).__name__} has no tasks in split {self.split!r}")
+        self.max_turns = int(max_turns)
+        self.system_prompt = system_prompt
+        self.render_mode = render_mode
+        self.observation_space = ChatMessages()
+        self.action_space = AssistantTurn()
+        self.env_id: str = type(self).__name__
+        self._init_seed = seed
+        self.task: Task | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.turn = 0
+        self.done = True
+        self._sync_runner: asyncio.Runner | None = None
+
+    # ------------------------------------------------------------------ hooks
+    @property
+    def tools(self) -> list[dict[str, Any]] | None:
+        """OpenAI function schemas offered in this episode, or ``None``."""
+        return None
+
+    def initial_messages(self, task: Task) -> list[dict[str, Any]]:
+        """The prompt of ``task`` as chat messages (the system prompt first)."""
+        return task.messages(self.system_prompt)
+
+    def on_reset(self, task: Task) -> dict[str, Any]:
+        """Set up per-episode state for ``task`` (called first at reset, before
+        :meth:`initial_messages` and the tools are read); returns extra reset info."""
+        return {}
+
+    def respond(self, message: dict[str, Any]) -> Turn:
+        """React to one assistant turn (already normalised). Must not raise on
+        anything the model can write. By default runs :meth:`arespond`."""
+        if type(self).arespond is LLMEnv.arespond:
+            raise NotImplementedError(f"{type(self).__name__} implements neither respond nor arespond")
+        # one loop per env for all its sync steps: a fresh loop's set-up and
+        # tear-down would cost more than a typical tool call
+        if self._sync_runner is None:
+            self._sync_runner = asyncio.Runner()
+        return run_sync(self.arespond(message), self._sync_runner)
+
+    def close(self) -> None:
+        if self._sync_runner is not None:
+            self._sync_runner.close()
+            self._sync_runner = None
+        super().close()
+
+    async def arespond(self, message: dict[str, Any]) -> Turn:
+        """Async :meth:`respond`; by default runs it in a worker thread.
+        Implement at least one of the two."""
+        return await asyncio.to_thread(self.respond, message)
+
+    async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """Score a finished episode of the current task with a grader stricter
+        than the training reward: the independent check that a rising training
+        reward is real (:mod:`gym_llm.runtime.monitoring`; ``gap/<env_id>`` is the
+        training reward minus this score).
+
+        Called on an env reset to the episode's task (same seed and options),
+        with ``messages``, the episode's whole conversation (prompt, assistant
+        turns, environment messages), and ``reward``, its training reward.
+        Must not raise on anything the model wrote; an env failure is
+        ``info["reward_error"]`` (the score is then not used). Score on the
+        same scale as the training reward (an answer both graders accept
+        scores the same), so the gap is 0 for an honest policy. Sandboxed work
+        is awaited, never blocking the loop.
+
+        Default: ``reward`` itself (``info["strict_grader"] = "training
+        reward"``), so an env with no stricter grader shows no gap."""
+        return RewardResult(float(reward), {"strict": float(reward)}, {"strict_grader": "training reward"})
+
+    def strict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
+        """Sync :meth:`astrict_score`."""
+        if self._sync_runner is None:
+            self._sync_runner = asyncio.Runner()
+        return run_sync(self.astrict_score(messages, reward), self._sync_runner)
+
+    # --------------------------------------------------------------- helpers
+    @property
+    def is_last_turn(self) -> bool:
+        """True while the turn being answered is the last one allowed."""
+        return self.turn + 1 >= self.max_turns
+
+    @property
+    def num_tasks(self) -> int:
+        return self.task_set.size(self.split)
+
+    def score(self, reward_fn: RewardFn, response: Any) -> RewardResult:
+        """Call a reward function on the current task; exceptions become
+        ``info["reward_error"]`` with a zero score."""
+        return call_reward(reward_fn, self.task, response)
+
+    # -------------------------------------------------------------- gym API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        if seed is None and self._np_random is None:
+            seed = self._init_seed
+        super().reset(seed=seed)
+        options = options or {}
+        if "task_index" in options:
+            index = int(options["task_index"])
+        else:
+            index = int(self.np_random.integers(self.num_tasks))
+        self.task = self.task_set.get(self.split, index)
+        self.turn = 0
+        self.done = False
+        extra = self.on_reset(self.task)
+        self.messages = self.initial_messages(self.task)
+        info = {
+            "task_id": self.task.id,
+            "task_index": index,
+            "env_id": self.env_id,
+            "domain": self.domain,
+            "split": self.split,
+            "difficulty": self.task.difficulty,
+            "max_turns": self.max_turns,
+            "tools": copy.deepcopy(self.tools),
+            **extra,
+        }
+        return copy.deepcopy(self.messages), info
+
+    def step(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        message, problem = self._begin(action)
+        if message is None:
+            return self._after_end()
+        try:
+            turn = self.respond(message)
+        except Exception as e:  # an env bug must not kill the trainer
+            turn = Turn(reward=RewardResult(0.0, info={"reward_error": f"{type(e).__name__}: {e}"}), done=True)
+        return self._finish(turn, problem)
+
+    async def areset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Async :meth:`reset` (task generation is cheap by contract)."""
+        return self.reset(seed=seed, options=options)
+
+    async def astep(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        """Async :meth:`step`: same contract, never blocks the event loop."""
+        message, problem = self._begin(action)
+        if message is None:
+            return self._after_end()
+        try:
+            turn = await self.arespond(message)
+        except Exception as e:
+            turn = Turn(reward=RewardResult(0.0, info={"reward_error": f"{type(e).__name__}: {e}"}), done=True)
+        return self._finish(turn, problem)
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        return "\n".join(f"[{m['role']}] {message_text(m)}" for m in self.messages)
+
+    # ------------------------------------------------------------- internals
+    def _begin(self, action: Any) -> tuple[dict[str, Any] | None, str | None]:
+        if self.task is None:
+            raise ResetNeeded("call reset() before step()")
+        if self.done:
+            return None, None
+        message, problem = as_assistant_message(action, self.action_cut_keeps)
+        self.messages.append(message)
+        return message, problem
+
+    def _after_end(self) -> tuple[list, float, bool, bool, dict[str, Any]]:
+        return [], 0.0, True, False, {
+            "reward_components": {},
+            "reason": "episode already ended: call reset()",
+            "turn": self.turn,
+        }
+
+    def _finish(self, turn: Turn, problem: str | None) -> tuple[list, float, bool, bool, dict[str, Any]]:
+        self.turn += 1
+        result = as_result(turn.reward)
+        terminated = bool(turn.done)
+        truncated = not terminated and self.turn >= self.max_turns
+        self.done = terminated or truncated
+        new_messages = [] if self.done else [_utf8_message(m) for m in turn.messages]
+        self.messages.extend(new_messages)
+        info: dict[str, Any] = {**turn.info, **result.info}
+        info["reward_components"] = dict(result.components)
+        info["turn"] = self.turn
+        info["task_id"] = self.task.id if self.task else None
+        if problem:
+            # the action's own problem is the root cause: it leads, the env's
+            # reason (what it made of the repaired action) follows
+            info["action_problem"] = problem
+            info["reason"] = f"{problem}; {info['reason']}" if info.get("reason") else problem
+        if truncated:
+            info.setdefault("truncated_reason", f"max_turns={self.max_turns} reached")
+        reward = float(result.score)
+        if reward != reward:  # NaN from a broken verifier
+            reward = 0.0
+            info.setdefault("reward_error", "reward was NaN")
+        if self.done and reward <= 0.0 and "reason" not in info:
+            # every zero must be explainable; envs give a better reason when they can
+            parts = ", ".join(f"{k}={v:g}" for k, v in result.components.items())
+            info["reason"] = f"no credit ({parts})" if parts else "no credit"
+        return copy.deepcopy(new_messages), reward, terminated, truncated, copy.deepcopy(info)
+
+
+class SingleTurnEnv(LLMEnv):
+    """Answer-and-score: the assistant answers, ``reward_fn(task, text)`` scores.
+
+    With ``max_turns > 1`` a wrong answer (score below ``success_threshold``)
+    gets ``feedback`` as a user message and another attempt; the reward of
+    attempt ``k`` (0-based) is ``score * attempt_discount ** k``.
+
+    >>> env = SingleTurnEnv(tasks, reward_fn=lambda task, response: float(task.answer in response))
+    """
+
+    def __init__(
+        self,
+        tasks: TaskSet | Sequence[Task],
+        reward_fn: RewardFn,
+        *,
+        split: str = "train",
+        seed: int | None = None,
+        max_turns: int = 1,
+        system_prompt: str | None = None,
+        feedback: str = "Incorrect, try again.",
+        attempt_discount: float = 1.0,
+        success_threshold: float = 1.0,
+        render_mode: str | None = None,
+    ):
+        super().__init__(
+            tasks, split=split, seed=seed, max_turns=max_turns,
+            system_prompt=system_prompt, render_mode=render_mode,
+        )
+        self.reward_fn = reward_fn
+        self.feedback_text = feedback
+        self.attempt_discount = float(attempt_discount)
+        self.success_threshold = float(success_threshold)
+
+    def feedback(self, result: RewardResult) -> str:
+        """The user message sent after a failed attempt."""
+        return self.feedback_text
+
+    def respond(self, message: dict[str, Any]) -> Turn:
+        return self._judge(self.score(self.reward_fn, message_text(message)))
+
+    def _judge(self, result: RewardResult) -> Turn:
+        """Turn a scored attempt into the step's outcome (shared by subclasses
+        whose scoring is async)."""
+        solved = result.score >= self.success_threshold
+        if result.error or solved or self.is_last_turn:
+            if self.turn > 0 and self.attempt_discount != 1.0:
+                result.score *= self.attempt_discount**self.turn
+            result.info.setdefault("attempts", self.turn + 1)
+            return Turn(reward=result, done=True)
+        return Turn(
+            messages=[{"role": "user", "content": self.feedback(result)}],
+            reward=RewardResult(0.0, dict(result.components), dict(result.info)),
+        )
