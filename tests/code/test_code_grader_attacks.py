@@ -14,7 +14,8 @@ import asyncio
 import json
 
 import pytest
-from gym_llm_code.datasets import assertion_steps, parse_row
+from gym_llm_code.assertion_grading import assertion_steps
+from gym_llm_code.dataset_rows import parse_row
 from gym_llm_code.jail.plain import decode, plain_equal
 from gym_llm_code.judge import tokens_match
 from gym_llm_code.problems import function_problems, stdio_problems

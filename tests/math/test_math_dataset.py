@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
 
 import pytest
-from gym_llm_math.dataset import DatasetTasks, load_rows
+from gym_llm_math.dataset import DatasetTasks
 
 import gym_llm
+from gym_llm.envs.datasets import DatasetFileError, read_rows
 
 FIXTURES = Path(__file__).with_name("fixtures")
 GSM8K = FIXTURES / "gsm8k_small.jsonl"
@@ -19,7 +21,7 @@ BARE = FIXTURES / "bare_answers.json"
 
 
 def rows(path: Path) -> list[dict]:
-    return load_rows(path)
+    return read_rows(path)
 
 
 def play(env, task_index: int, response: str):
@@ -93,6 +95,31 @@ def test_parquet_file(tmp_path):
     env = gym_llm.make("math/Dataset-v0", path=str(path))
     assert [t.answer for t in env.unwrapped.task_set.tasks("train")] == ["26", "83", "10,000", "30", "1/4"]
     assert play(env, 1, "\\boxed{83}")[1] == 1.0
+
+
+def test_gzipped_files_and_rows_under_a_key(tmp_path):
+    """The shapes code/Dataset-v0 always read: gzip, and {"rows": [...]}."""
+    lines = "".join(json.dumps(r) + "\n" for r in rows(GSM8K))
+    jsonl_gz = tmp_path / "gsm.jsonl.gz"
+    jsonl_gz.write_bytes(gzip.compress(lines.encode()))
+    keyed = tmp_path / "gsm.json"
+    keyed.write_text(json.dumps({"rows": rows(GSM8K)}))
+    json_gz = tmp_path / "gsm.json.gz"
+    json_gz.write_bytes(gzip.compress(json.dumps({"data": rows(GSM8K)}).encode()))
+    for path in (jsonl_gz, keyed, json_gz):
+        env = gym_llm.make("math/Dataset-v0", path=str(path))
+        assert [t.answer for t in env.unwrapped.task_set.tasks("train")] == ["26", "83", "10,000", "30", "1/4"]
+        assert play(env, 1, "\\boxed{83}")[1] == 1.0
+    plain = gym_llm.make("math/Dataset-v0", path=str(GSM8K)).unwrapped.task_set.tasks("train")
+    assert [t.id for t in DatasetTasks(jsonl_gz).tasks("train")] == [t.id for t in plain]  # same ids
+
+
+def test_a_corrupt_file_fails_at_make_naming_it(tmp_path):
+    path = tmp_path / "gsm.jsonl.gz"
+    path.write_bytes(gzip.compress(GSM8K.read_bytes())[:-12])  # cut short
+    with pytest.raises(DatasetFileError, match=r"gsm\.jsonl\.gz: corrupt or truncated gzip") as caught:
+        gym_llm.make("math/Dataset-v0", path=str(path))
+    assert caught.value.path == str(path)
 
 
 def test_hugging_face_dataset_folder_maps_test_to_heldout(tmp_path):

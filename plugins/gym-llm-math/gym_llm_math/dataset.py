@@ -1,5 +1,6 @@
-"""Math datasets as task sets: ``.jsonl``, ``.json``, ``.parquet`` files or a
-Hugging Face dataset, in GSM8K, MATH or bare-answer format.
+"""Math datasets as task sets, in GSM8K, MATH or bare-answer format: rows read
+by :func:`gym_llm.envs.datasets.read_rows` (``.jsonl``, ``.json``,
+``.parquet``, ``.jsonl.gz``/``.json.gz``, a Hugging Face dataset name or folder).
 
 Rows need a question (``question`` or ``problem``) and an answer (``answer``
 or ``solution``); the gold answer is read from it by
@@ -12,20 +13,18 @@ becomes the task's difficulty ((level - 1) / 4).
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gym_llm import Task, TaskSet
-from gym_llm.envs.jsonio import parse_jsonl
-from gym_llm.envs.tasks import check_split, content_hash
+from gym_llm.envs.datasets import read_rows
+from gym_llm.envs.tasks import Task, TaskSet, check_split, content_hash
 
 from .answers import extract_gold
 
-__all__ = ["DatasetTasks", "DatasetSource", "load_rows", "SAMPLE"]
+__all__ = ["DatasetTasks", "DatasetSource", "SAMPLE"]
 
 _DATA = Path(__file__).with_name("data")
 #: The bundled sample (GSM8K format, written for this package): the default of
@@ -36,38 +35,6 @@ DatasetSource = str | os.PathLike | Mapping[str, "str | os.PathLike"]
 
 _QUESTION_KEYS = ("question", "problem")
 _ANSWER_KEYS = ("answer", "solution")
-#: Hugging Face split read for each of our splits when ``path`` is a dataset name.
-HF_SPLITS = {"train": "train", "heldout": "test"}
-
-
-def load_rows(path: str | os.PathLike, split: str = "train", hf_config: str | None = None) -> list[dict[str, Any]]:
-    """The rows of a ``.jsonl``/``.json``/``.parquet`` file in file order, or of
-    split ``HF_SPLITS[split]`` of a Hugging Face dataset (a hub name or a local
-    dataset folder, loaded with ``datasets.load_dataset(path, hf_config)``)."""
-    p = Path(path)
-    if p.is_file():
-        suffix = p.suffix.lower()
-        if suffix == ".jsonl":
-            with p.open(encoding="utf-8") as f:
-                return parse_jsonl(f, p)
-        if suffix == ".json":
-            data = json.loads(p.read_text(encoding="utf-8"))
-            if not isinstance(data, list):
-                raise ValueError(f"{p}: a .json dataset must be a list of row objects")
-            return data
-        if suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            return pq.read_table(p).to_pylist()
-        raise ValueError(f"{p}: unsupported dataset file type {suffix!r} (use .jsonl, .json or .parquet)")
-    try:
-        import datasets
-    except ImportError as e:
-        raise ValueError(
-            f"{path!r} is not a file, and loading it as a Hugging Face dataset needs `datasets` "
-            "(pip install gym-llm-math[data])"
-        ) from e
-    return list(datasets.load_dataset(str(path), hf_config, split=HF_SPLITS[split]))
 
 
 def _pick(row: dict[str, Any], key: str | None, candidates: tuple[str, ...], what: str, where: str) -> Any:
@@ -99,7 +66,7 @@ def _load_tasks(
     path: str, stamp: tuple[int, int], split: str, hf_config: str | None,
     question_key: str | None, answer_key: str | None,
 ) -> tuple[Task, ...]:
-    rows = load_rows(path, split, hf_config)
+    rows = read_rows(path, split, hf_config=hf_config)
     tasks = []
     seen: dict[str, int] = {}
     for k, row in enumerate(rows):
