@@ -1,6 +1,7 @@
 """What gym-llm's Hydra applications (``gym-llm-train``, ``gym-llm-eval``)
-share: thread counts in sweeps, and the errors of a config a run cannot start
-with (:class:`ConfigError`, :class:`UnknownKeyError` with its did-you-mean),
+share: the config groups both compose (:data:`CONFIG_DIR`), thread counts in
+sweeps, and the errors of a config a run cannot start with
+(:class:`ConfigError`, :class:`UnknownKeyError` with its did-you-mean),
 raised before anything expensive runs, and how a run stopped by a signal
 exits (:class:`Interrupted`, :func:`user_errors`)."""
 
@@ -15,8 +16,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["threads_for_sweep", "ConfigError", "UnknownKeyError", "unknown_key", "check_override_keys",
-           "Interrupted", "user_errors"]
+__all__ = ["CONFIG_DIR", "threads_for_sweep", "ConfigError", "UnknownKeyError", "unknown_key",
+           "check_override_keys", "Interrupted", "user_errors"]
+
+#: ``gym_llm/apps/conf``, package data found by file path (it needs no ``__init__.py``):
+#: ``eval.yaml`` and the groups both apps compose (model, policy, sandbox, env_workers,
+#: hydra/launcher) or that gym-llm-eval reads (envs). The training-only configs are the
+#: trainers' own (``gym_llm_trainers/conf``), which put these on their search path.
+CONFIG_DIR = str(Path(__file__).resolve().parent / "conf")
 
 
 def threads_for_sweep() -> None:
@@ -90,6 +97,8 @@ def check_override_keys(config_dir: str, config_name: str, argv: list[str]) -> N
     under a swept group (``-m mixture=a,b``) are not checked."""
     from hydra import compose, initialize_config_dir
     from hydra._internal.utils import get_args_parser
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.object_type import ObjectType
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import DictConfig, OmegaConf
 
@@ -97,25 +106,34 @@ def check_override_keys(config_dir: str, config_name: str, argv: list[str]) -> N
     if args.help or args.hydra_help or args.shell_completion or args.info:
         return
     overrides = OverridesParser.create().parse_overrides(args.overrides)
-    groups = {p.name for p in Path(config_dir).iterdir() if p.is_dir()}
+    if all(o.key_or_group.startswith("hydra.") or o.is_add() or o.is_force_add() or o.is_delete()
+           for o in overrides):
+        return  # nothing that could be a mistyped key: no need to start Hydra for the groups
+    name = args.config_name or config_name
+    searchpath = [o.input_line for o in overrides if o.key_or_group == "hydra.searchpath"]
+    with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
+        try:  # the groups of the whole search path: config_dir's, those it adds, hydra.searchpath's
+            groups = set(GlobalHydra.instance().config_loader().get_group_options(
+                "", results_filter=ObjectType.GROUP, config_name=name, overrides=searchpath))
+        except Exception:  # noqa: BLE001 - a bad hydra.searchpath: Hydra's own run reports it
+            return
 
-    def choice(o: Any) -> bool:  # a group choice such as model=tiny, or hydra/launcher=joblib
-        return o.key_or_group.split("/")[0] in groups or o.key_or_group == "hydra.searchpath"
+        def choice(o: Any) -> bool:  # a group choice such as model=tiny, or hydra/launcher=joblib
+            return o.key_or_group.split("/")[0] in groups or o.key_or_group == "hydra.searchpath"
 
-    swept = {o.key_or_group for o in overrides if o.is_sweep_override()}
-    # the group choices (and hydra.searchpath, which can add options) decide which keys exist
-    base = [o.input_line for o in overrides if choice(o) and not o.is_sweep_override()]
-    to_check = [o.key_or_group for o in overrides
-                if not choice(o) and not (o.is_add() or o.is_force_add() or o.is_delete())
-                and not o.key_or_group.startswith("hydra.")
-                and not any(o.key_or_group.startswith(g + ".") for g in swept)]
-    if not to_check:
-        return
-    try:
-        with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
-            cfg = compose(config_name=args.config_name or config_name, overrides=base)
-    except Exception:  # noqa: BLE001 - a bad group choice: Hydra's own run reports it
-        return
+        swept = {o.key_or_group for o in overrides if o.is_sweep_override()}
+        # the group choices (and hydra.searchpath, which can add options) decide which keys exist
+        base = [o.input_line for o in overrides if choice(o) and not o.is_sweep_override()]
+        to_check = [o.key_or_group for o in overrides
+                    if not choice(o) and not (o.is_add() or o.is_force_add() or o.is_delete())
+                    and not o.key_or_group.startswith("hydra.")
+                    and not any(o.key_or_group.startswith(g + ".") for g in swept)]
+        if not to_check:
+            return
+        try:
+            cfg = compose(config_name=name, overrides=base)
+        except Exception:  # noqa: BLE001 - a bad group choice: Hydra's own run reports it
+            return
     for key in to_check:
         node: Any = cfg
         parts = key.split(".")

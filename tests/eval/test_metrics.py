@@ -153,8 +153,9 @@ def test_every_shipped_env_set_makes_its_environments() -> None:
     from omegaconf import OmegaConf
 
     import gym_llm
+    from gym_llm.apps.evaluate.app import CONFIG_DIR
 
-    conf = Path(gym_llm.__file__).parent / "apps" / "conf"
+    conf = Path(CONFIG_DIR)
     names = sorted(p.stem for p in (conf / "envs").glob("*.yaml"))
     assert {"default", "math", "code", "tool", "longctx"} <= set(names)
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):

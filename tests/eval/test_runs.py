@@ -64,8 +64,9 @@ def test_the_shipped_default_mixture_is_an_env_set(tmp_path: Path) -> None:
     """`make demo` evaluates its run with env_ids=mixture: every key the trainer's
     default mixture carries must be one the env set understands or drops."""
     import yaml
+    from gym_llm_trainers.train import CONFIG_DIR
 
-    mixture = yaml.safe_load((Path(__file__).parents[2] / "gym_llm/apps/conf/mixture/default.yaml").read_text())
+    mixture = yaml.safe_load((Path(CONFIG_DIR) / "mixture" / "default.yaml").read_text())
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({"mixture": mixture}))
     envs = env_set(training_mixture(tmp_path))
     assert {e.id for e in envs} == {entry["id"] for entry in mixture["envs"].values()}

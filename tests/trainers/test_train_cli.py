@@ -41,6 +41,24 @@ def test_configs_ship_in_the_package_and_compose():
         run_config(compose(["+trainer.total_step=3"]))
 
 
+def test_each_config_ships_with_the_app_that_reads_it():
+    """train.yaml and the training-only groups are the trainers' package data; what gym-llm-eval
+    reads stays the core's, and gym-llm-train composes those groups from there, also when the
+    command line replaces ``hydra.searchpath`` (as BASE does) and when it checks override keys."""
+    from gym_llm.apps.hydra_app import CONFIG_DIR as SHARED_CONFIG_DIR
+    from gym_llm.apps.hydra_app import check_override_keys
+
+    assert {p.name for p in Path(CONFIG_DIR).iterdir()} == {"train.yaml", "trainer", "mixture", "recipe", "logging"}
+    assert {p.name for p in Path(SHARED_CONFIG_DIR).iterdir()} == {
+        "eval.yaml", "model", "policy", "sandbox", "env_workers", "envs", "hydra"}
+    cfg = run_config(compose([*BASE, "model=smollm2-135m-instruct", "sandbox=strict", "env_workers=ray"]))
+    assert cfg.mixture.name == "vowels" and cfg.model.name == "smollm2-135m-instruct"
+    assert cfg.sandbox["isolation"] == "nsjail" and cfg.env_workers.backend == "ray"
+    check_override_keys(CONFIG_DIR, "train", [*BASE, "hydra/launcher=local", "sandbox=strict", "sandbox.memory_mb=64"])
+    with pytest.raises(KeyError, match="did you mean 'sandbox.memory_mb'"):
+        check_override_keys(CONFIG_DIR, "train", [*BASE, "sandbox=strict", "sandbox.memroy_mb=64"])
+
+
 def _comparable(rows: list[dict], step: int) -> dict:
     row = next(r for r in rows if r["step"] == step)
     return {k: row.get(k) for k in DETERMINISTIC}

@@ -1,5 +1,8 @@
-"""``gym-llm-train``: the Hydra app (configs: ``gym_llm/apps/conf/train.yaml``,
-shipped inside the installed ``gym_llm`` package).
+"""``gym-llm-train``: the Hydra app. Its configs are package data of two
+distributions: ``train.yaml`` and the training-only groups (trainer, mixture,
+recipe, logging) of this one (``gym_llm_trainers/conf``), the groups it shares
+with ``gym-llm-eval`` (model, policy, sandbox, env_workers, hydra/launcher) of
+the core (``gym_llm/apps/conf``, :data:`gym_llm.apps.hydra_app.CONFIG_DIR`).
 
     gym-llm-train                                    # the embedded CPU demo
     gym-llm-train trainer=ppo mixture=math_only trainer.total_steps=100
@@ -14,34 +17,52 @@ with another config), printed without a traceback before the model loads;
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import logging
 import os
 import sys
 from pathlib import Path
 
 import hydra
+from hydra.core.config_search_path import ConfigSearchPath
+from hydra.core.plugins import Plugins
+from hydra.plugins.search_path_plugin import SearchPathPlugin
 from omegaconf import DictConfig, OmegaConf
 
+from gym_llm.apps.hydra_app import CONFIG_DIR as SHARED_CONFIG_DIR
 from gym_llm.apps.hydra_app import check_override_keys, threads_for_sweep, user_errors
 from gym_llm.apps.runs import CONFIG_FILE, resumed_config_name
 
 from .checkpoint import ResumePlan, plan_resume
 from .config import RunConfig, from_dict, store_defaults
 
-__all__ = ["main", "run", "run_config", "compose", "CONFIG_DIR"]
+__all__ = ["main", "run", "run_config", "compose", "CONFIG_DIR", "SharedConfigs"]
 
-#: The configs ship as package data of ``gym_llm`` (``gym_llm/apps/conf``), found
-#: by file path so they need no ``__init__.py`` of their own.
 log = logging.getLogger("gym_llm_trainers")
 
-CONFIG_DIR = str(Path(importlib.util.find_spec("gym_llm").submodule_search_locations[0]) / "apps" / "conf")
+#: ``train.yaml`` and the training-only groups: package data of ``gym_llm_trainers``,
+#: found by file path (the folder needs no ``__init__.py``).
+CONFIG_DIR = str(Path(__file__).resolve().parent / "conf")
 
-# The ``base`` options of the trainer and logging groups (the dataclass
-# defaults) must be in Hydra's ConfigStore before anything composes
-# ``train.yaml``: the console entry point and :func:`compose` (both here), and
-# sweep workers (they import this module to unpickle ``main``; the joblib
-# launcher also ships them the ConfigStore's state).
+
+class SharedConfigs(SearchPathPlugin):
+    """Puts the core's config groups (:data:`SHARED_CONFIG_DIR`) on the search
+    path of every composition whose search path holds :data:`CONFIG_DIR`,
+    right after it, whatever the command line's ``hydra.searchpath`` says
+    (Hydra appends that after the plugins' entries); leaves other apps'
+    search paths alone."""
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        if any(entry.path.removeprefix("file://") == CONFIG_DIR for entry in search_path.get_path()):
+            search_path.append(provider="gym-llm", path=f"file://{SHARED_CONFIG_DIR}")
+
+
+# Both must be in place before anything composes ``train.yaml``: the console
+# entry point and :func:`compose` (both here), and sweep workers (they import
+# this module to unpickle ``main``; the launchers also ship them the
+# ConfigStore's state and the composing config loader with its search path).
+# The ``base`` options of the trainer and logging groups are the dataclass defaults.
+Plugins.instance().register(SharedConfigs)
 store_defaults()
 
 
