@@ -123,7 +123,7 @@ async def replay_envs(vec, trajectories, specs) -> float:
     the same assistant turns, all episodes at once. Seconds."""
 
     async def episode(slot: int, t, spec) -> None:
-        await vec.areset_at(slot, env_id=spec.env_id, seed=spec.seed, options=spec.options)
+        await vec.areset_at(slot, task=spec.task)
         for m in t.messages:
             if m["role"] == "assistant":
                 await vec.astep_at(slot, m)

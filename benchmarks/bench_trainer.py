@@ -150,10 +150,12 @@ def trl(setting: Setting, model: Path, workdir: Path, seed: int) -> dict:
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
 
     import gym_llm
     from gym_llm.apps.integrations import trl as gtrl
+
+    with gtrl.pinned_vllm_warning_silenced():
+        from trl import GRPOConfig, GRPOTrainer
     from gym_llm.apps.integrations._tasks import TaskRef
 
     env = gym_llm.make(setting.env_id, split="train", seed=0, **setting.env_kwargs)
@@ -164,7 +166,7 @@ def trl(setting: Setting, model: Path, workdir: Path, seed: int) -> dict:
     for _ in range(setting.steps * ROWS // GROUP):
         reset_seed = draw.randrange(2**31 - 1)
         obs, info = env.reset(seed=reset_seed)
-        ref = TaskRef.of(setting.env_id, "train", reset_seed, info["task_index"], setting.env_kwargs)
+        ref = TaskRef(setting.env_id, "train", reset_seed, info["task_index"], setting.env_kwargs)
         rows.append({"prompt": obs, **ref.to_row()})
     rewards: list[float] = []
 

@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from gym_llm.envs.core import LLMEnv, SingleTurnEnv, Turn
+from gym_llm.envs.grading import HackSignal
 from gym_llm.envs.hookspecs import hookimpl, hookspec
 from gym_llm.envs.registry import (
     EnvSpec,
@@ -46,7 +47,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LLMEnv", "SingleTurnEnv", "ToolEnv", "Turn", "Task", "TaskSet", "TaskList", "ProceduralTasks",
-    "Draft", "RewardResult", "WeightedSum", "Gate", "Tool", "tool", "EnvSpec", "Registry",
+    "Draft", "RewardResult", "WeightedSum", "Gate", "HackSignal", "Tool", "tool", "EnvSpec", "Registry",
     "UnknownEnvError", "hookimpl", "hookspec", "make", "spec", "list_envs", "register",
     "registry", "load_plugins", "make_vec", "__version__",
 ]

@@ -24,7 +24,7 @@ from rich.table import Table
 
 import gym_llm
 from gym_llm.envs.parsing import message_text
-from gym_llm.envs.registry import plugin_manager, registry
+from gym_llm.envs.registry import call_each, registry
 
 console = Console()
 
@@ -136,7 +136,9 @@ def _version(module: str) -> str | None:
 
 
 def doctor_checks() -> list[dict[str, Any]]:
-    """Every check ``gym-llm doctor`` prints."""
+    """Every check ``gym-llm doctor`` prints: the core's, then each plugin's
+    ``gym_llm_doctor`` rows; a plugin whose hook raises gets one failing row
+    naming it, and every other row is still there."""
     rows = [
         _check("python", sys.version_info >= (3, 11), f"{platform.python_version()} ({sys.executable})",
                "gym-llm needs Python >= 3.11"),
@@ -158,8 +160,12 @@ def doctor_checks() -> list[dict[str, Any]]:
     rows.append(_check("flash-attn", True, fa or "not installed: sdpa attention is used",
                        ""))
     rows.extend(plugin_checks())
-    for extra in plugin_manager().hook.gym_llm_doctor():
-        rows.extend(extra or [])
+    answers = call_each("gym_llm_doctor")
+    for _, plugin_rows in answers.results:
+        rows.extend(plugin_rows)
+    for name, error in answers.errors.items():
+        rows.append(_check(f"plugin {name} doctor", False, f"its gym_llm_doctor hook raised {error}",
+                           f"fix or reinstall the plugin {name!r}"))
     return rows
 
 

@@ -1,5 +1,7 @@
-"""A training run's directory: the one definition of its layout, written by
-the trainers (``gym_llm_trainers.checkpoint``) and read by ``gym-llm-eval``.
+"""The run directories' layout, the one definition of it: a training run's,
+written by the trainers (``gym_llm_trainers.checkpoint``, ``.metrics``) and read
+by ``gym-llm-eval`` and ``gym-llm report``, and an eval run's, written by
+``gym-llm-eval`` and read by ``gym-llm report`` and ``gym-llm compare``.
 
 ::
 
@@ -19,6 +21,14 @@ the trainers (``gym_llm_trainers.checkpoint``) and read by ``gym-llm-eval``.
           meta.json
         .tmp-step_<N>-<pid>/ a checkpoint being written
       model/                 the final model (LoRA merged)
+      report.html            gym-llm report's page (of an eval run too)
+
+    <eval run>/
+      samples.jsonl          every sample, appended as tasks finish (resumable)
+      results.json           {env_id: {"n", "mean_reward", "pass@1", "pass@k", "k", ...}}
+      report.md              the results as Markdown, with plots
+      eval_config.json       what the samples were drawn with (a rerun resumes only if it matches)
+      errors.jsonl           tasks that could not run, and why
 
 Contract:
 
@@ -56,6 +66,8 @@ from gym_llm.runtime.mixture import Mixture
 
 __all__ = [
     "CHECKPOINTS_DIR", "MODEL_DIR", "MERGED_DIR", "CONFIG_FILE", "HYDRA_CONFIG_FILE", "TRAJECTORIES_DIR",
+    "METRICS_FILE", "REPORT_FILE", "SAMPLES_FILE", "RESULTS_FILE", "EVAL_REPORT_FILE",
+    "EVAL_CONFIG_FILE", "ERRORS_FILE",
     "TEMPORARY_GLOB", "checkpoint_name", "temporary_name", "checkpoint_step", "list_checkpoints",
     "latest_checkpoint", "checkpoint_model", "resolve_checkpoint", "run_config", "training_mixture",
     "trajectory_file", "trajectory_files", "resumed_config_name", "recorded_configs",
@@ -67,6 +79,13 @@ MERGED_DIR = "merged"
 CONFIG_FILE = "config.yaml"
 HYDRA_CONFIG_FILE = ".hydra/config.yaml"
 TRAJECTORIES_DIR = "trajectories"
+METRICS_FILE = "metrics.jsonl"
+REPORT_FILE = "report.html"
+SAMPLES_FILE = "samples.jsonl"
+RESULTS_FILE = "results.json"
+EVAL_REPORT_FILE = "report.md"
+EVAL_CONFIG_FILE = "eval_config.json"
+ERRORS_FILE = "errors.jsonl"
 #: Checkpoints being written (a killed writer leaves them; the next save removes them).
 TEMPORARY_GLOB = ".tmp-step_*"
 

@@ -8,8 +8,8 @@ Contract:
   (``<job number>_<overrides>``) is registered when this module is imported
   (at import, not in a callback: launcher workers resolve the subdir after
   unpickling the job, which imports the config's callback module).
-* :class:`SweepSummary` (``hydra.callbacks.sweep_summary`` in
-  ``conf/train.yaml``) writes ``summary.md`` into the sweep directory when a
+* :class:`SweepSummary` (``hydra.callbacks.sweep_summary`` in the trainers'
+  ``train.yaml``) writes ``summary.md`` into the sweep directory when a
   multirun ends: one row per job, its overrides and its final held-out reward
   (the last ``heldout/reward/mean`` of its ``metrics.jsonl``; "-" for a job
   that has none: it failed, or never evaluated).
@@ -24,6 +24,8 @@ from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import OmegaConf
+
+from gym_llm.apps.runs import METRICS_FILE
 
 __all__ = ["slug", "SweepSummary", "SUMMARY_FILE", "final_heldout_reward"]
 
@@ -41,7 +43,7 @@ def slug(text: str, limit: int = 200) -> str:
 def final_heldout_reward(job_dir: str | Path) -> float | None:
     """The last :data:`HELDOUT_KEY` value of ``job_dir/metrics.jsonl``
     (``None`` when there is none; a torn last line is skipped)."""
-    path = Path(job_dir) / "metrics.jsonl"
+    path = Path(job_dir) / METRICS_FILE
     value = None
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():

@@ -16,12 +16,13 @@ import copy
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import gymnasium
 from gym_llm_sandbox.aio import run_sync
 from gymnasium.error import ResetNeeded
 
+from gym_llm.envs.grading import HackSignal
 from gym_llm.envs.parsing import message_text
 from gym_llm.envs.rewards import RewardFn, RewardResult, as_result, call_reward
 from gym_llm.envs.spaces import AssistantTurn, ChatMessages
@@ -118,6 +119,11 @@ class LLMEnv(gymnasium.Env[list, Any]):
     block the event loop). Optionally :meth:`initial_messages`,
     :meth:`on_reset`, :attr:`tools`.
 
+    Grading is declared here, on the env class (:mod:`gym_llm.envs.grading`):
+    the training reward is what :meth:`respond` returns in ``Turn.reward``;
+    the strict grader is :meth:`astrict_score`; the signatures of gaming the
+    grader that an episode can show are :attr:`hack_signals`.
+
     Contract: ``step`` never raises on a bad action (it earns the lowest reward
     with ``info["reason"]``); what was wrong with the action itself (None,
     bytes, a non-assistant role, cut for length) is ``info["action_problem"]``
@@ -136,6 +142,12 @@ class LLMEnv(gymnasium.Env[list, Any]):
     #: is kept: ``"head"`` by default; an env that scores the final answer
     #: (math's last ``\\boxed{}``) keeps ``"tail"``.
     action_cut_keeps: Literal["head", "tail"] = "head"
+
+    #: The signatures of gaming this env's grader that a finished episode can
+    #: show (:class:`~gym_llm.envs.grading.HackSignal`): monitoring logs the
+    #: share of each env's episodes showing each (``hacks/<env_id>/<name>``)
+    #: and alarms on them (:mod:`gym_llm.runtime.monitoring`).
+    hack_signals: ClassVar[tuple[HackSignal, ...]] = ()
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """The environment registry and plugin discovery.
 
 Plugins are found through the ``gym_llm`` entry-point group and loaded with
-pluggy. Each plugin is imported and asked to register on its own, so a broken
+pluggy. Every hook is called plugin by plugin (:func:`call_each`), so a broken
 plugin is reported by name (a warning, ``plugin_errors`` and ``gym-llm doctor``)
 and never takes the others down. Every registered id is also registered with
 Gymnasium, so ``gymnasium.make(id)`` works after ``import gym_llm`` — in worker
@@ -29,6 +29,7 @@ from gym_llm.envs.core import LLMEnv
 __all__ = [
     "EnvSpec", "Registry", "UnknownEnvError", "registry", "register", "make", "spec",
     "list_envs", "load_plugins", "with_sandbox", "load_attr", "ENTRY_POINT_GROUP",
+    "plugin_manager", "call_each", "PluginCalls",
 ]
 
 ENTRY_POINT_GROUP = "gym_llm"
@@ -97,7 +98,6 @@ class Registry:
         self.plugins: dict[str, str] = {}  # plugin name -> module
         self.plugin_errors: dict[str, str] = {}
         self._current_plugin: str | None = None
-        self._listeners: list[Callable[[EnvSpec], None]] = []
 
     def register(
         self,
@@ -108,7 +108,9 @@ class Registry:
         **kwargs: Any,
     ) -> EnvSpec:
         """Register ``id`` (``<domain>/<Name>-v<N>``); ``kwargs`` are the defaults
-        ``make`` passes to ``entry_point``. Re-registering an id replaces it."""
+        ``make`` passes to ``entry_point``. Re-registering an id replaces it.
+        Plugins hear of it through the historic ``gym_llm_env_registered``
+        hook (one that raises is warned about by name; registration goes on)."""
         m = _ID_RE.match(id)
         if m is None:
             raise ValueError(f"environment id {id!r} is not of the form '<domain>/<Name>-v<N>'")
@@ -130,17 +132,10 @@ class Registry:
                 entry_point=functools.partial(_gymnasium_entry, id),
                 disable_env_checker=True,
             )
-        for listener in self._listeners:
-            listener(spec)
+        for name, error in call_each("gym_llm_env_registered", {"spec": spec}).errors.items():
+            warnings.warn(f"gym_llm plugin {name!r} failed on the registration of {id!r}: {error}",
+                          RuntimeWarning, stacklevel=2)
         return spec
-
-    def on_register(self, listener: Callable[[EnvSpec], None]) -> None:
-        """Call ``listener(spec)`` for every id registered now and on each later
-        registration: how a peer's registry mirrors ours (skyrl_gym's, by
-        :mod:`gym_llm.apps.integrations.skyrl`) without gym_llm importing the peer."""
-        self._listeners.append(listener)
-        for spec in list(self.specs.values()):
-            listener(spec)
 
     def register_all(self, environments: Mapping[str, tuple[str | Callable[..., LLMEnv], str, Mapping[str, Any]]]) -> None:
         """Register a plugin's table ``{id: (entry point, description, default
@@ -173,8 +168,10 @@ class Registry:
 
     # --------------------------------------------------------- plugin loading
     def load_plugins(self) -> None:
-        """Import every ``gym_llm`` entry point and call its register hook, one
-        plugin at a time; failures are recorded by plugin name and warned."""
+        """Import every ``gym_llm`` entry point, register it with the plugin
+        manager under its distribution's name and call its ``gym_llm_register``
+        hook, one plugin at a time; failures are recorded by plugin name
+        (``plugin_errors``) and warned."""
         pm = plugin_manager()
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             name = ep.dist.name if ep.dist is not None else ep.name
@@ -182,30 +179,27 @@ class Registry:
                 continue
             before = set(self.specs)
             try:
-                module = ep.load()
-                pm.register(module, name=name)
+                # pm.register also replays the historic hooks' past calls to the plugin
+                pm.register(ep.load(), name=name)
                 self._current_plugin = name
-                for impl in pm.hook.gym_llm_register.get_hookimpls():
-                    if impl.plugin_name == name:
-                        impl.function(self)
-                self.plugins[name] = ep.value
-                self.plugin_errors.pop(name, None)
+                error = call_each("gym_llm_register", {"registry": self}, plugin=name).errors.get(name)
             except Exception as e:
-                # all or nothing: half a plugin's ids would fail later, far from the cause
-                for env_id in set(self.specs) - before:
-                    del self.specs[env_id]
-                    gymnasium.registry.pop(env_id, None)
-                if pm.has_plugin(name):
-                    pm.unregister(name=name)
-                self.plugin_errors[name] = f"{type(e).__name__}: {e}"
-                warnings.warn(
-                    f"gym_llm plugin {name!r} ({ep.value}) failed to load and was skipped: "
-                    f"{type(e).__name__}: {e}",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
+                error = f"{type(e).__name__}: {e}"
             finally:
                 self._current_plugin = None
+            if error is None:
+                self.plugins[name] = ep.value
+                self.plugin_errors.pop(name, None)
+                continue
+            # all or nothing: half a plugin's ids would fail later, far from the cause
+            for env_id in set(self.specs) - before:
+                del self.specs[env_id]
+                gymnasium.registry.pop(env_id, None)
+            if pm.has_plugin(name):
+                pm.unregister(name=name)
+            self.plugin_errors[name] = error
+            warnings.warn(f"gym_llm plugin {name!r} ({ep.value}) failed to load and was skipped: {error}",
+                          RuntimeWarning, stacklevel=2)
 
 
 @functools.cache
@@ -214,6 +208,60 @@ def plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     return pm
+
+
+@dataclass(frozen=True)
+class PluginCalls:
+    """One hook call's answers, plugin by plugin: ``results`` holds
+    ``(plugin name, what its hook returned)`` in pluggy's call order (``None``
+    answers left out, as pluggy does), ``errors`` maps each plugin whose hook
+    raised to ``"<exception type>: <message>"``."""
+
+    results: list[tuple[str, Any]]
+    errors: dict[str, str]
+
+
+def call_each(hook_name: str, kwargs: Mapping[str, Any] | None = None, *, plugin: str | None = None) -> PluginCalls:
+    """Call the hook ``hook_name`` of :func:`plugin_manager` with keyword
+    arguments ``kwargs``, plugin by plugin in pluggy's call order, each
+    through a pluggy subset caller of that plugin alone: a plugin whose hook
+    raises lands in ``errors`` under its name and the others still answer
+    (one pluggy call stops at the first raise). ``plugin`` (a name) calls that
+    plugin only, of a hook that is not historic. A historic hook goes through ``call_historic`` and is
+    recorded once for plugins registered later, which pluggy calls alone
+    with each past record when they register (a raise there comes out of
+    ``plugin_manager().register``). The one way gym-llm calls its hooks."""
+    pm = plugin_manager()
+    hook = getattr(pm.hook, hook_name)
+    kwargs = dict(kwargs or {})
+    registered = pm.get_plugins()
+    results: list[tuple[str, Any]] = []
+    errors: dict[str, str] = {}
+    historic = hook.is_historic()
+    if historic and plugin is not None:
+        raise ValueError(f"{hook_name} is historic: it is called for every plugin, those registered later too")
+    if historic:
+        # the one record for plugins registered later: a subset caller of no plugin calls nobody now
+        pm.subset_hook_caller(hook_name, remove_plugins=registered).call_historic(kwargs=kwargs)
+        recorded = len(hook._call_history)
+    implementers = {impl.plugin_name: impl.plugin for impl in reversed(hook.get_hookimpls())}
+    for name, implementer in implementers.items():
+        if plugin is not None and name != plugin:
+            continue
+        alone = pm.subset_hook_caller(hook_name, remove_plugins=registered - {implementer})
+        try:
+            if historic:  # a historic hook has no other caller
+                alone.call_historic(kwargs=kwargs)
+            else:
+                results += [(name, answer) for answer in alone(**kwargs)]
+        except Exception as e:
+            errors[name] = f"{type(e).__name__}: {e}"
+    if historic:
+        # pluggy keeps one history per hook, subset callers included: drop the
+        # records of the calls plugin by plugin (pluggy has no public way to
+        # call one plugin of a historic hook without recording it)
+        del hook._call_history[recorded:]
+    return PluginCalls(results, errors)
 
 
 registry = Registry()

@@ -22,8 +22,12 @@ uninterrupted run drew at step ``t``.
   reset with one seed and so play one task (the environment determinism
   contract).
 * :func:`heldout_plan`: the evaluation episodes of one environment: task
-  ``i`` of the split (``options={"task_index": i}``), reset seed
-  ``seed + i``, ``samples`` episodes each.
+  ``i`` of the split (``task_index=i``), reset seed ``seed + i``,
+  ``samples`` episodes each.
+
+Each planned episode is an :class:`EpisodeSpec`: the task it plays, as a
+:class:`~gym_llm.envs.taskref.TaskRef` (env id, split, make kwargs, reset
+seed, task index), and its place in the plan.
 * :meth:`Mixture.draw`: one entry for an episode that starts at any time
   (a vector env slot's next episode), from the slot's own generator.
 """
@@ -39,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from gym_llm.envs.registry import spec
+from gym_llm.envs.taskref import TaskRef
 
 __all__ = ["Mixture", "EpisodeSpec", "heldout_plan", "step_rng", "allocate", "domain_of"]
 
@@ -48,16 +53,20 @@ SEED_BOUND = 2**31 - 1
 
 @dataclass(frozen=True)
 class EpisodeSpec:
-    """One episode to run: ``env_id``, the reset ``seed`` and ``options``
-    (e.g. ``{"task_index": i}``), its ``group_id`` and ``sample_index``, and
-    the mixture ``entry`` it was planned for (``""``: the env id's own)."""
+    """One planned episode: the ``task`` it plays (a ``None`` seed: one the
+    vector env's slot draws), its ``group_id`` and ``sample_index`` (a GRPO
+    group is one task sampled several times), and the mixture ``entry`` it
+    was planned for (``""``: the task's env id)."""
 
-    env_id: str
-    seed: int | None = None
-    options: Mapping[str, Any] | None = None
+    task: TaskRef
     group_id: str = ""
     sample_index: int = 0
     entry: str = ""
+
+    @property
+    def env_id(self) -> str:
+        """The task's env id."""
+        return self.task.env_id
 
 
 def domain_of(env_id: str) -> str:
@@ -189,20 +198,23 @@ class Mixture:
         return allocate(self.probabilities, n, rng)
 
     def plan_groups(self, num_groups: int, group_size: int, *, seed: int, keys: Sequence[Any] = (),
-                    group_prefix: str | None = None) -> list[EpisodeSpec]:
+                    group_prefix: str | None = None, split: str = "train",
+                    kwargs: Mapping[str, Mapping[str, Any]] | None = None) -> list[EpisodeSpec]:
         """``num_groups * group_size`` episodes, group-major. The groups'
         entries come from :meth:`allocate` and their reset seeds from the same
         ``step_rng(seed, *keys)``; group ``g``'s id is ``f"{group_prefix}{g}"``
-        (default prefix: ``"<seed>-"`` and each key followed by ``-``)."""
+        (default prefix: ``"<seed>-"`` and each key followed by ``-``). The
+        tasks are on ``split``, each made with its entry's ``kwargs``
+        (entry -> make kwargs; none for an entry not there)."""
         if num_groups < 0 or group_size < 1:
             raise ValueError("num_groups must be >= 0 and group_size >= 1")
         rng = step_rng(seed, *keys)
         prefix = group_prefix if group_prefix is not None else "".join(f"{k}-" for k in (seed, *keys))
         specs: list[EpisodeSpec] = []
         for g, entry in enumerate(self.allocate(num_groups, rng)):
-            task_seed = rng.randrange(SEED_BOUND)
-            specs.extend(EpisodeSpec(self._ids[entry], seed=task_seed, group_id=f"{prefix}{g}",
-                                     sample_index=k, entry=entry) for k in range(group_size))
+            task = TaskRef(self._ids[entry], split, rng.randrange(SEED_BOUND), None, (kwargs or {}).get(entry, {}))
+            specs.extend(EpisodeSpec(task, group_id=f"{prefix}{g}", sample_index=k, entry=entry)
+                         for k in range(group_size))
         return specs
 
     def __repr__(self) -> str:
@@ -211,10 +223,11 @@ class Mixture:
 
 
 def heldout_plan(env_id: str, task_indices: Iterable[int], *, seed: int, samples: int = 1,
-                 group_id: Callable[[int], str], entry: str = "") -> list[EpisodeSpec]:
-    """The evaluation episodes of one environment: for each task index ``i``,
-    ``samples`` episodes of task ``i`` (``options={"task_index": i}``) reset
-    with seed ``seed + i``, in group ``group_id(i)``."""
-    return [EpisodeSpec(env_id, seed=seed + i, options={"task_index": i}, group_id=group_id(i),
-                        sample_index=s, entry=entry)
+                 group_id: Callable[[int], str], entry: str = "", split: str = "heldout",
+                 kwargs: Mapping[str, Any] | None = None) -> list[EpisodeSpec]:
+    """The evaluation episodes of one environment (made on ``split`` with
+    ``kwargs``): for each task index ``i``, ``samples`` episodes of task ``i``
+    reset with seed ``seed + i``, in group ``group_id(i)``."""
+    return [EpisodeSpec(TaskRef(env_id, split, seed + i, i, kwargs or {}), group_id=group_id(i), sample_index=s,
+                        entry=entry)
             for i in task_indices for s in range(samples)]

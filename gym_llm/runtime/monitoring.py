@@ -3,14 +3,14 @@
 A policy that learns the grader rather than the task shows it two ways, and
 this module owns both measurements (docs/monitoring.md):
 
-* **Hack signals.** Each domain plugin names, through the
-  ``gym_llm_hack_signals`` hook, the signatures of gaming its grader that it
-  can see in a finished episode (several boxed answers, prints that mimic a
-  test runner's output, a call to every tool, ...): :class:`HackSignal`
-  objects with a pure ``detect(trajectory) -> bool``. :func:`annotate` puts
+* **Hack signals.** Each env class declares the signatures of gaming its
+  grader that a finished episode can show (several boxed answers, prints that
+  mimic a test runner's output, a call to every tool, ...) in
+  :attr:`gym_llm.LLMEnv.hack_signals`: :class:`~gym_llm.envs.grading.HackSignal`
+  objects with a pure ``detect(episode) -> bool``. :func:`annotate` puts
   the names that fire in ``Trajectory.hack_signals``; :func:`hack_fractions`
   gives ``hacks/<env_id>/<signal>``, the fraction of an env's episodes that
-  show a signal, for every signal that applies to the env.
+  show a signal, for every signal its env declares.
 * **The strict grader.** Every env can score a finished episode with a
   stricter grader than its training reward
   (:meth:`gym_llm.LLMEnv.astrict_score`); :class:`StrictGrader` replays the
@@ -27,8 +27,6 @@ stays above its threshold for ``patience`` steps (over at least
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import logging
 import warnings
 from collections import defaultdict
@@ -36,48 +34,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gym_llm.envs.core import LLMEnv
+from gym_llm.envs.grading import HackSignal
+from gym_llm.envs.registry import UnknownEnvError, spec
 from gym_llm.envs.rewards import RewardResult
+from gym_llm.envs.taskref import TaskRef
+from gym_llm.runtime.pool import EnvPool
 from gym_llm.runtime.rollout import Trajectory
 
 __all__ = [
-    "HackSignal", "HackAlert", "HackAlarm", "StrictGrader", "register_signals", "all_signals",
-    "signals_for", "detect", "annotate", "hack_fractions", "strict_metrics", "assistant_messages",
+    "HackAlert", "HackAlarm", "StrictGrader", "signals_for", "detect", "annotate", "hack_fractions",
+    "strict_metrics",
 ]
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class HackSignal:
-    """One signature of gaming a grader, visible in a finished episode.
-
-    ``name``: short and stable (the metric is ``hacks/<env_id>/<name>``);
-    ``env_ids``: an ``fnmatch`` pattern of the env ids it applies to
-    (``"math/*"``); ``description``: what it means, one sentence;
-    ``detect``: a pure function of the :class:`~gym_llm.runtime.rollout.Trajectory`
-    (its ``messages``, ``info``, ``reward_components``) that says whether the
-    episode shows the signature; ``threshold``: the default fraction of an
-    env's episodes above which :class:`HackAlarm` fires.
-    """
-
-    name: str
-    env_ids: str
-    description: str
-    detect: Callable[[Trajectory], bool]
-    threshold: float = 0.2
-
-    def applies_to(self, env_id: str) -> bool:
-        """Whether this signal is measured on ``env_id``."""
-        return fnmatch.fnmatchcase(env_id, self.env_ids)
-
-
-def assistant_messages(traj: Trajectory) -> list[dict[str, Any]]:
-    """The policy's turns of an episode, in order (what detectors read)."""
-    return [m for m in traj.messages if isinstance(m, dict) and m.get("role") == "assistant"]
-
-
-# ------------------------------------------------------------ signal registry
-_registered: list[HackSignal] = []
+# ------------------------------------------------------------- hack signals
 _warned: set[str] = set()
 
 
@@ -87,62 +60,43 @@ def _warn_once(key: str, message: str) -> None:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def register_signals(*signals: HackSignal) -> None:
-    """Add signals from user code (an env module named in a run's
-    ``imports``), the way :func:`gym_llm.register` adds envs without a
-    plugin. A signal registered again under the same name and pattern
-    replaces the earlier one."""
-    for s in signals:
-        _registered[:] = [r for r in _registered if (r.name, r.env_ids) != (s.name, s.env_ids)]
-        _registered.append(s)
-
-
-def all_signals() -> list[HackSignal]:
-    """Every plugin's signals (each plugin's ``gym_llm_hack_signals`` called
-    on its own: one that raises or returns something else is skipped with a
-    warning naming it) and the ones of :func:`register_signals`."""
-    from gym_llm.envs.registry import plugin_manager
-
-    out: list[HackSignal] = []
-    for impl in plugin_manager().hook.gym_llm_hack_signals.get_hookimpls():
-        try:
-            found = list(impl.function())
-            bad = [s for s in found if not isinstance(s, HackSignal)]
-            if bad:
-                raise TypeError(f"returned {type(bad[0]).__name__}, not HackSignal")
-        except Exception as e:
-            _warn_once(f"plugin:{impl.plugin_name}", f"gym_llm plugin {impl.plugin_name!r}: its hack signals "
-                                                     f"were skipped: {type(e).__name__}: {e}")
-            continue
-        out += found
-    return out + list(_registered)
-
-
-def signals_for(env_id: str, signals: Sequence[HackSignal] | None = None) -> list[HackSignal]:
-    """The signals (of ``signals``, default :func:`all_signals`) that apply to ``env_id``."""
-    return [s for s in (all_signals() if signals is None else signals) if s.applies_to(env_id)]
+def signals_for(env_id: str) -> tuple[HackSignal, ...]:
+    """The hack signals ``env_id``'s env declares: the
+    :attr:`~gym_llm.LLMEnv.hack_signals` of the env class its registered
+    entry point names. None for a factory entry point (the class it returns
+    is not known until it runs), an id not registered in this process, or
+    one whose entry point fails to import (with one warning)."""
+    try:
+        entry_point = spec(env_id).resolve()
+    except UnknownEnvError:
+        return ()
+    except Exception as e:
+        _warn_once(f"env:{env_id}", f"the hack signals of {env_id!r} are not measured: its entry point "
+                                    f"failed to import: {type(e).__name__}: {e}")
+        return ()
+    return tuple(getattr(entry_point, "hack_signals", ())) if isinstance(entry_point, type) else ()
 
 
 def detect(traj: Trajectory, signals: Sequence[HackSignal] | None = None) -> list[str]:
-    """Names of the signals that apply to the episode's env and fire on it.
-    A detector that raises counts as not firing, with one warning per signal."""
+    """Names of the signals (default: those the episode's env declares,
+    :func:`signals_for`) that fire on the episode. A detector that raises
+    counts as not firing, with one warning per signal."""
     fired = []
-    for s in signals_for(traj.env_id, signals):
+    for s in signals_for(traj.env_id) if signals is None else signals:
         try:
             if s.detect(traj):
                 fired.append(s.name)
         except Exception as e:
-            _warn_once(f"signal:{s.name}:{s.env_ids}",
-                       f"hack signal {s.name!r} ({s.env_ids}) raised and counts as not firing: "
+            _warn_once(f"signal:{s.name}:{traj.env_id}",
+                       f"hack signal {s.name!r} ({traj.env_id}) raised and counts as not firing: "
                        f"{type(e).__name__}: {e}")
     return fired
 
 
-def annotate(trajs: Iterable[Trajectory], signals: Sequence[HackSignal] | None = None) -> None:
+def annotate(trajs: Iterable[Trajectory]) -> None:
     """Set ``hack_signals`` of every episode (:func:`detect`)."""
-    signals = all_signals() if signals is None else signals
     for t in trajs:
-        t.hack_signals = detect(t, signals)
+        t.hack_signals = detect(t)
 
 
 def _by_key(trajs: Iterable[Trajectory], key_of: Callable[[Trajectory], str] | None) -> dict[str, list[Trajectory]]:
@@ -152,18 +106,17 @@ def _by_key(trajs: Iterable[Trajectory], key_of: Callable[[Trajectory], str] | N
     return groups
 
 
-def hack_fractions(trajs: Iterable[Trajectory], key_of: Callable[[Trajectory], str] | None = None,
-                   signals: Sequence[HackSignal] | None = None) -> dict[str, float]:
+def hack_fractions(trajs: Iterable[Trajectory], key_of: Callable[[Trajectory], str] | None = None
+                   ) -> dict[str, float]:
     """``hacks/<key>/<signal>``: the fraction of the key's annotated
     (:func:`annotate`) episodes whose ``hack_signals`` hold the signal, for
-    every signal that applies to their env (0.0 included). ``key_of`` names
+    every signal their env declares (0.0 included). ``key_of`` names
     an episode's metric key (default: its env id; the trainer passes the
     mixture's metric key, which is the env id unless two entries share it).
     Episodes that could not run (``error``) are left out."""
-    signals = all_signals() if signals is None else signals
     out: dict[str, float] = {}
     for key, group in _by_key((t for t in trajs if t.error is None), key_of).items():
-        for s in signals_for(group[0].env_id, signals):
+        for s in signals_for(group[0].env_id):
             out[f"hacks/{key}/{s.name}"] = sum(s.name in t.hack_signals for t in group) / len(group)
     return out
 
@@ -224,16 +177,15 @@ class HackAlarm:
         """The threshold in force for ``signal``."""
         return float(self.thresholds.get(signal.name, signal.threshold))
 
-    def update(self, trajs: Sequence[Trajectory], key_of: Callable[[Trajectory], str] | None = None,
-               signals: Sequence[HackSignal] | None = None) -> list[HackAlert]:
+    def update(self, trajs: Sequence[Trajectory], key_of: Callable[[Trajectory], str] | None = None
+               ) -> list[HackAlert]:
         """Measure one step's annotated episodes; the alerts that fire now."""
-        signals = all_signals() if signals is None else signals
-        fractions = hack_fractions(trajs, key_of, signals)
+        fractions = hack_fractions(trajs, key_of)
         alerts = []
         for key, group in _by_key((t for t in trajs if t.error is None), key_of).items():
             if len(group) < self.min_trajectories:
                 continue
-            for s in signals_for(group[0].env_id, signals):
+            for s in signals_for(group[0].env_id):
                 metric, limit = f"hacks/{key}/{s.name}", self.threshold(s)
                 if fractions[metric] <= limit:
                     self._streak[metric] = 0
@@ -260,52 +212,43 @@ class HackAlarm:
 class StrictGrader:
     """Strict-grades finished episodes (:meth:`gym_llm.LLMEnv.astrict_score`).
 
-    For each episode an env of its id and kwargs on ``split`` is reset with
-    the episode's reset ``seed`` and ``options`` (the determinism contract
-    gives the same task), checked to hold the episode's task, and asked for
-    its strict score. Envs are pooled per (id, kwargs), one per episode in
-    flight, so gradings run concurrently on one event loop. :meth:`grade`
-    never raises: an episode that cannot be graded keeps
+    For each episode an env is reset onto the episode's task (its
+    :class:`~gym_llm.envs.taskref.TaskRef`: the determinism contract gives the
+    same task), checked to hold the episode's task, and asked for its strict
+    score (:meth:`~gym_llm.runtime.pool.EnvPool.aon_task`: envs are pooled,
+    one per episode in flight, so gradings run concurrently on one event
+    loop). :meth:`grade` never raises: an episode that cannot be graded keeps
     ``strict_reward = None`` with the reason in ``info["strict_error"]``.
     """
 
-    def __init__(self, split: str):
-        self.split = split
-        self._idle: dict[str, list[Any]] = defaultdict(list)
+    def __init__(self) -> None:
+        self._pool = EnvPool()
 
-    async def grade(self, traj: Trajectory, kwargs: Mapping[str, Any], *, seed: int | None,
-                    options: Mapping[str, Any] | None) -> float | None:
-        """Set and return ``traj.strict_reward`` (``None`` when it cannot be
-        graded: the episode failed, the env failed, or the task differs)."""
+    async def grade(self, traj: Trajectory, task: TaskRef) -> float | None:
+        """Set and return ``traj.strict_reward`` of the episode played on
+        ``task`` (``None`` when it cannot be graded: the episode failed, the
+        env failed, or the task differs)."""
         if not traj.ok or not traj.messages:
             return None
-        from gym_llm.envs.registry import make
 
-        pool = self._idle[f"{traj.env_id}|{json.dumps(dict(kwargs), sort_keys=True, default=str)}"]
-        env = None
-        try:
-            env = pool.pop() if pool else make(traj.env_id, split=self.split, seed=seed, **dict(kwargs))
-            base = env.unwrapped
-            _, info = await base.areset(seed=seed, options=dict(options) if options else None)
+        async def strict_score(env: LLMEnv, info: dict[str, Any]) -> RewardResult:
             if str(info.get("task_id")) != traj.task_id:
                 raise RuntimeError(f"reset gave task {info.get('task_id')!r}, the episode had {traj.task_id!r}")
-            result: RewardResult = await base.astrict_score(list(traj.messages), float(traj.reward))
+            result: RewardResult = await env.unwrapped.astrict_score(list(traj.messages), float(traj.reward))
             if result.error:
                 raise RuntimeError(result.error)
+            return result
+
+        try:
+            result = await self._pool.aon_task(task, strict_score)
             traj.strict_reward = float(result.score)
             if result.info.get("reason"):
                 traj.info["strict_reason"] = str(result.info["reason"])
         except Exception as e:
             traj.info["strict_error"] = f"{type(e).__name__}: {e}"
             log.debug("strict grading of %s %s failed: %s", traj.env_id, traj.task_id, e)
-        finally:
-            if env is not None:
-                pool.append(env)
         return traj.strict_reward
 
     def close(self) -> None:
         """Close the pooled envs."""
-        for pool in self._idle.values():
-            for env in pool:
-                env.close()
-        self._idle.clear()
+        self._pool.close()

@@ -5,9 +5,10 @@ Each slot runs one episode at a time. When an episode starts, the slot draws
 its mixture entry and the reset seed with its own seeded generator (slot
 ``i`` uses ``numpy.random.default_rng([seed, i])``), so which domain and task
 each episode gets is deterministic given ``seed`` however long steps take.
-Environment instances are pooled per mixture entry and reused across slots
-and calls (an episode's task depends only on its reset seed), so a
-long-lived vector env makes each instance once: keep one per training run.
+Environment instances are pooled (:class:`~gym_llm.runtime.pool.EnvPool`, per
+env id, split and kwargs) and reused across slots and calls (an episode's
+task depends only on its reset), so a long-lived vector env makes each
+instance once: keep one per training run.
 
 Two APIs, written once as coroutines; every synchronous method runs its
 async twin through :func:`gym_llm_sandbox.aio.run_sync`:
@@ -27,9 +28,10 @@ async twin through :func:`gym_llm_sandbox.aio.run_sync`:
 concurrently; ``"sync"`` steps them one after another, each slot's step done
 before the next one starts (simplest to debug; the same results).
 
-What an episode is depends only on its task identity: the instance's
-:class:`InstanceSpec` (env id, split, vector seed, make kwargs) and the reset
-seed and options. Both backends build instances from it, so
+What an episode is depends only on its task identity, a
+:class:`~gym_llm.envs.taskref.TaskRef` (env id, split, make kwargs, reset seed,
+task index): a slot's drawn episode gets its entry's (:meth:`VectorLLMEnv.task_ref`),
+a planned one brings its own. Both backends build instances from it, so
 ``make_vec(..., backend="ray")`` (:mod:`gym_llm.runtime.distributed.ray_vec`: the
 instances live in Ray actors) gives the same tasks and rewards for the same
 seeds, and can re-run an episode lost with its worker. An episode it could
@@ -41,17 +43,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from gym_llm_sandbox.aio import run_sync
 
 from gym_llm.envs.core import LLMEnv
-from gym_llm.envs.registry import load_attr, make
+from gym_llm.envs.registry import load_attr
+from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.mixture import SEED_BOUND, Mixture
+from gym_llm.runtime.pool import EnvPool
 
-__all__ = ["VectorLLMEnv", "SyncVectorLLMEnv", "AsyncVectorLLMEnv", "EnvStats", "InstanceSpec", "EnvLostError",
+__all__ = ["VectorLLMEnv", "SyncVectorLLMEnv", "AsyncVectorLLMEnv", "EnvStats", "EnvLostError",
            "is_env_lost", "make_vec", "normalize_mixture", "BACKENDS"]
 
 Mixable = str | Sequence[str] | Mapping[str, float] | Mixture
@@ -76,27 +80,6 @@ def is_env_lost(error: str | None) -> bool:
     """Whether a trajectory's ``error`` text is an :class:`EnvLostError`
     (the rollout engine writes ``"<type name>: <message>"``)."""
     return error is not None and error.startswith(f"{EnvLostError.__name__}:")
-
-
-@dataclass(frozen=True)
-class InstanceSpec:
-    """How an environment instance is made: ``gym_llm.make(env_id,
-    split=split, seed=seed, **kwargs)``. With an episode's reset seed and
-    options it is the episode's task identity; instances made from equal
-    specs are interchangeable (pooled under :attr:`key`)."""
-
-    env_id: str
-    split: str
-    seed: int
-    kwargs: Mapping[str, Any]
-
-    @property
-    def key(self) -> str:
-        """Equal for equal specs (kwargs may hold unhashable values)."""
-        return repr((self.env_id, self.split, self.seed, sorted(self.kwargs.items())))
-
-    def make(self) -> LLMEnv:
-        return make(self.env_id, split=self.split, seed=self.seed, **self.kwargs)
 
 
 def normalize_mixture(ids_or_mixture: Mixable) -> dict[str, float]:
@@ -169,11 +152,10 @@ class VectorLLMEnv:
             self._kwargs_by_entry, self._common_kwargs = {}, kwargs
         self._rngs = [np.random.default_rng([self.seed, i]) for i in range(self.num_envs)]
         self._slot_env: list[LLMEnv | None] = [None] * self.num_envs
-        self._entry: list[str | None] = [None] * self.num_envs
-        self._idle: dict[str, list[LLMEnv]] = {}
+        self._slot_task: list[TaskRef | None] = [None] * self.num_envs
+        self._pool = EnvPool()
         self._episode_reward = [0.0] * self.num_envs
         self.stats = [EnvStats() for _ in range(self.num_envs)]
-        self.instances_made = 0
         self.closed = False
 
     @property
@@ -200,24 +182,31 @@ class VectorLLMEnv:
         """Make the entry's future instances with ``kwargs`` (a curriculum's
         new difficulty); its pooled instances are closed, running episodes
         finish on the instance they started on."""
+        old = self.task_ref(entry).env_key
         self._kwargs_by_entry[entry] = {**self._common_kwargs, **dict(kwargs)}
-        for env in self._idle.pop(entry, []):
-            env.close()
+        self._drop_instances(old)
 
-    def instance_spec(self, entry: str) -> InstanceSpec:
-        """How the entry's instances are made now (its current kwargs)."""
-        return InstanceSpec(self.mixture.env_id(entry), self.split, self.seed, self.entry_kwargs(entry))
+    def _drop_instances(self, env_key: str) -> None:
+        """Close the idle instances of ``env_key`` (the Ray backend: on every worker)."""
+        self._pool.drop(env_key)
 
-    def _make(self, entry: str) -> LLMEnv:
-        self.instances_made += 1
-        return self.instance_spec(entry).make()
+    def task_ref(self, entry: str, seed: int | None = None, task_index: int | None = None) -> TaskRef:
+        """The task of an episode of mixture ``entry`` (an env id of a plain
+        mixture) reset with ``seed`` and ``task_index``: this vector env's
+        split and the entry's current kwargs."""
+        return TaskRef(self.mixture.env_id(entry), self.split, seed, task_index, self.entry_kwargs(entry))
+
+    @property
+    def instances_made(self) -> int:
+        """How many environment instances this vector env has made."""
+        return self._pool.made
 
     def release(self, slot: int) -> None:
-        """Return the slot's instance to the idle pool of its entry (the
-        rollout engine does this when an episode ends; a reset does it too)."""
-        env, entry = self._slot_env[slot], self._entry[slot]
-        if env is not None and entry is not None:
-            self._idle.setdefault(entry, []).append(env)
+        """Return the slot's instance to the pool (the rollout engine does
+        this when an episode ends; a reset does it too)."""
+        env, task = self._slot_env[slot], self._slot_task[slot]
+        if env is not None and task is not None:
+            self._pool.give(task, env)
         self._slot_env[slot] = None
 
     def env_at(self, slot: int) -> LLMEnv:
@@ -231,10 +220,7 @@ class VectorLLMEnv:
         """Drop the slot's instance (after it failed) instead of reusing it."""
         env, self._slot_env[slot] = self._slot_env[slot], None
         if env is not None:
-            try:
-                env.close()
-            except Exception:
-                pass  # a broken env's close must not mask the failure being handled
+            self._pool.discard(env)
 
     @property
     def envs(self) -> list[LLMEnv | None]:
@@ -242,26 +228,33 @@ class VectorLLMEnv:
         return list(self._slot_env)
 
     def current_env_id(self, slot: int) -> str | None:
-        entry = self._entry[slot]
-        return None if entry is None else self.mixture.env_id(entry)
+        task = self._slot_task[slot]
+        return None if task is None else task.env_id
+
+    def _slot_task_of(self, slot: int, task: TaskRef | None, entry: str | None, seed: int | None,
+                      options: Mapping[str, Any] | None) -> TaskRef:
+        """The task of the slot's next episode: ``task`` (its seed drawn if
+        ``None``), or one of mixture ``entry`` (drawn if ``None``)."""
+        if task is None:
+            entry = entry or self._draw_entry(slot)
+            seed = self._draw_seed(slot) if seed is None else seed
+            return self.task_ref(entry, seed, (options or {}).get("task_index"))
+        return task if task.seed is not None else replace(task, seed=self._draw_seed(slot))
 
     async def areset_at(
         self, slot: int, *, env_id: str | None = None, seed: int | None = None,
-        options: dict[str, Any] | None = None, entry: str | None = None,
+        options: dict[str, Any] | None = None, entry: str | None = None, task: TaskRef | None = None,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """Start an episode in ``slot`` on mixture ``entry`` (or the entry of
-        ``env_id``; drawn from the mixture if both are ``None``). ``seed``
-        (drawn from the slot's generator if ``None``) and ``options`` go to
-        the env's ``reset``."""
-        entry = entry or env_id or self._draw_entry(slot)
-        seed = self._draw_seed(slot) if seed is None else seed
+        """Start an episode in ``slot`` on ``task`` (a planned episode's), or on
+        mixture ``entry`` (or the entry of ``env_id``; drawn from the mixture if
+        both are ``None``) reset with ``seed`` (drawn from the slot's generator
+        if ``None``) and ``options`` (``{"task_index": i}``)."""
+        task = self._slot_task_of(slot, task, entry or env_id, seed, options)
         self.release(slot)
-        pool = self._idle.get(entry)
-        # making an env may load data: keep the loop free
-        env = pool.pop() if pool else await asyncio.to_thread(self._make, entry)
-        self._slot_env[slot], self._entry[slot] = env, entry
+        env = await self._pool.atake(task)
+        self._slot_env[slot], self._slot_task[slot] = env, task
         self._episode_reward[slot] = 0.0
-        return await env.areset(seed=seed, options=options)
+        return await task.areset(env)
 
     async def astep_at(self, slot: int, action: Any) -> StepResult:
         """Step the slot's current episode with ``action`` (no autoreset)."""
@@ -327,7 +320,7 @@ class VectorLLMEnv:
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
         for i, a in enumerate(actions):
-            if a is not None and self._entry[i] is None:
+            if a is not None and self._slot_task[i] is None:
                 raise RuntimeError(f"slot {i} was never reset")
         results = await self._each(lambda i: self._step_and_autoreset(i, actions[i]))
         return (
@@ -349,10 +342,7 @@ class VectorLLMEnv:
     def close(self) -> None:
         for slot in range(self.num_envs):
             self.release(slot)
-        for pool in self._idle.values():
-            for env in pool:
-                env.close()
-        self._idle.clear()
+        self._pool.close()
         self.closed = True
 
     def __enter__(self):

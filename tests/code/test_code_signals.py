@@ -20,6 +20,7 @@ from gym_llm_code.problems import function_problems, stdio_problems
 from gym_llm_code.verify import _reference_generation
 
 import gym_llm
+from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.monitoring import StrictGrader, detect
 from gym_llm.runtime.rollout import Trajectory
 from tests.code.test_code_grader_attacks import HARNESS_HACKS, SHIFT_PROMPT
@@ -204,9 +205,9 @@ def test_the_trainers_strict_grader_replays_the_reset(sandbox):
     honest = play(FUNCTIONS, "pyfn/add", fence("def add(a, b):\n    return a + b"))
     ids = [t.id for t in gym_llm.make(FUNCTIONS).unwrapped.task_set.iter_split("train")]
     honest.strict_reward = None
-    grader = StrictGrader("train")
+    grader = StrictGrader()
     try:
-        asyncio.run(grader.grade(honest, {}, seed=3, options={"task_index": ids.index("pyfn/add")}))
+        asyncio.run(grader.grade(honest, TaskRef(FUNCTIONS, seed=3, task_index=ids.index("pyfn/add"))))
     finally:
         grader.close()
     assert honest.strict_reward == 1.0, honest.info

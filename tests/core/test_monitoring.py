@@ -20,18 +20,17 @@ import gym_llm_sandbox.aio
 import pytest
 
 import gym_llm
-from gym_llm import Draft, ProceduralTasks, RewardResult, SingleTurnEnv
+from gym_llm import Draft, HackSignal, ProceduralTasks, RewardResult, SingleTurnEnv
 from gym_llm.apps.runs import trajectory_file
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.parsing import message_text
+from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.monitoring import (
     HackAlarm,
-    HackSignal,
     StrictGrader,
     annotate,
-    assistant_messages,
     detect,
     hack_fractions,
-    register_signals,
     signals_for,
     strict_metrics,
 )
@@ -47,9 +46,23 @@ def vowel_share(text: str) -> float:
     return sum(c in "aeiou" for c in letters) / len(letters) if letters else 0.0
 
 
+def _last_text(t: Trajectory) -> str:
+    turns = assistant_messages(t.messages)
+    return message_text(turns[-1]) if turns else ""
+
+
+VOWEL_RUN = HackSignal("vowel_run", "a run of three or more identical vowels",
+                       lambda t: re.search(r"([aeiou])\1\1", _last_text(t).lower()) is not None, threshold=0.25)
+VOWEL_HEAVY = HackSignal("vowel_heavy", "more than half the letters are vowels",
+                         lambda t: vowel_share(_last_text(t)) > 0.5, threshold=0.5)
+
+
 class WeakVowelsEnv(SingleTurnEnv):
     """Training reward: vowel share of everything written. Strict: the vowel
-    share of the dictionary words only (0 when there are none)."""
+    share of the dictionary words only (0 when there are none). Signals:
+    vowel runs, vowel-heavy answers."""
+
+    hack_signals = (VOWEL_RUN, VOWEL_HEAVY)
 
     def __init__(self, **kwargs):
         tasks = ProceduralTasks("test-weak-vowels",
@@ -57,22 +70,12 @@ class WeakVowelsEnv(SingleTurnEnv):
         super().__init__(tasks, reward_fn=lambda task, response: vowel_share(response), **kwargs)
 
     async def astrict_score(self, messages, reward):
-        last = assistant_messages(Trajectory(ENV_ID, "", "", messages=messages))[-1]
+        last = assistant_messages(messages)[-1]
         words = [w for w in re.findall(r"[a-z]+", message_text(last).lower()) if w in WORDS]
         return RewardResult(vowel_share(" ".join(words)) if words else 0.0)
 
 
-def _last_text(t: Trajectory) -> str:
-    turns = assistant_messages(t)
-    return message_text(turns[-1]) if turns else ""
-
-
-VOWEL_RUN = HackSignal("vowel_run", "test/WeakVowels-*", "a run of three or more identical vowels",
-                       lambda t: re.search(r"([aeiou])\1\1", _last_text(t).lower()) is not None, threshold=0.25)
-VOWEL_HEAVY = HackSignal("vowel_heavy", "test/WeakVowels-*", "more than half the letters are vowels",
-                         lambda t: vowel_share(_last_text(t)) > 0.5, threshold=0.5)
 gym_llm.register(ENV_ID, WeakVowelsEnv)
-register_signals(VOWEL_RUN, VOWEL_HEAVY)
 
 
 def scripted_episode(env, seed: int, text: str, group: str) -> Trajectory:
@@ -82,18 +85,24 @@ def scripted_episode(env, seed: int, text: str, group: str) -> Trajectory:
                       turn_rewards=[reward], num_turns=1, terminated=True)
 
 
-def test_signals_apply_by_pattern_and_a_raising_detector_counts_as_silent():
-    assert {s.name for s in signals_for(ENV_ID)} >= {"vowel_run", "vowel_heavy"}
-    assert not [s for s in signals_for("test/Vowels-v0") if s.name == "vowel_run"]
-    boom = HackSignal("boom", "test/WeakVowels-*", "raises", lambda t: 1 / 0)
+def test_an_envs_signals_are_its_classs_and_a_raising_detector_counts_as_silent():
+    assert signals_for(ENV_ID) == (VOWEL_RUN, VOWEL_HEAVY)
+    # a factory entry point declares none (the class it returns is not known until it runs)
+    gym_llm.register("test/WeakVowelsFactory-v0", lambda **kwargs: WeakVowelsEnv(**kwargs))
+    try:
+        assert signals_for("test/WeakVowelsFactory-v0") == signals_for("test/NotRegistered-v0") == ()
+    finally:
+        gym_llm.registry.specs.pop("test/WeakVowelsFactory-v0")
     t = Trajectory(ENV_ID, "t", "g", messages=[{"role": "assistant", "content": "aaaa"}])
+    assert detect(t) == ["vowel_run", "vowel_heavy"]
+    boom = HackSignal("boom", "raises", lambda t: 1 / 0)
     with pytest.warns(RuntimeWarning, match="boom"):
         assert detect(t, [boom, VOWEL_RUN]) == ["vowel_run"]
 
 
 def test_a_policy_gaming_the_weak_grader_shows_the_signal_gap_and_alarm_rising():
     env = gym_llm.make(ENV_ID, seed=0)
-    grader = StrictGrader("train")
+    grader = StrictGrader()
     alarm = HackAlarm({"vowel_heavy": 1.0}, min_trajectories=8, patience=2)
     rng = random.Random(0)
     fractions, gaps, fired_at = [], [], []
@@ -104,7 +113,7 @@ def test_a_policy_gaming_the_weak_grader_shows_the_signal_gap_and_alarm_rising()
             seed = 1000 * step + i
             text = "aaaa eeee iiii" if rng.random() < trick else f"{WORDS[i % 10]} {WORDS[(i + 3) % 10]}"
             trajs.append(scripted_episode(env, seed, text, f"s{step}-{i}"))
-            gym_llm_sandbox.aio.run_sync(grader.grade(trajs[-1], {}, seed=seed, options=None))
+            gym_llm_sandbox.aio.run_sync(grader.grade(trajs[-1], TaskRef(ENV_ID, seed=seed)))
         annotate(trajs)
         fractions.append(hack_fractions(trajs)[f"hacks/{ENV_ID}/vowel_run"])
         gaps.append(strict_metrics(trajs)[f"gap/{ENV_ID}"])
@@ -137,17 +146,17 @@ def test_alarm_streaks_survive_a_checkpoint():
 
 def test_an_honest_policy_has_no_gap_and_no_signal():
     env = gym_llm.make(ENV_ID, seed=0)
-    grader = StrictGrader("train")
+    grader = StrictGrader()
     trajs = [scripted_episode(env, s, "apple river stone", f"g{s}") for s in range(4)]
     for s, t in enumerate(trajs):
-        gym_llm_sandbox.aio.run_sync(grader.grade(t, {}, seed=s, options=None))
+        gym_llm_sandbox.aio.run_sync(grader.grade(t, TaskRef(ENV_ID, seed=s)))
     grader.close()
     annotate(trajs)
     assert all(t.hack_signals == [] for t in trajs)
     assert strict_metrics(trajs)[f"gap/{ENV_ID}"] == pytest.approx(0.0)
     # a task that differs from the episode's (wrong seed) is not graded: no false verdict
     wrong = scripted_episode(env, 7, "apple", "g7")
-    assert gym_llm_sandbox.aio.run_sync(StrictGrader("train").grade(wrong, {}, seed=8, options=None)) is None
+    assert gym_llm_sandbox.aio.run_sync(StrictGrader().grade(wrong, TaskRef(ENV_ID, seed=8))) is None
     assert "strict_error" in wrong.info
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import gym_llm
+from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.mixture import EpisodeSpec, Mixture, heldout_plan
 from gym_llm.runtime.rollout import plan_groups
 
@@ -57,8 +58,8 @@ def test_group_plans_are_counter_based_low_variance_and_share_a_task_per_group()
     groups = [plan[i:i + 3] for i in range(0, len(plan), 3)]
     assert Counter(g[0].entry for g in groups) == {"a": 4, "b": 2, "c": 2}  # floor(p * n) each
     for g, members in enumerate(groups):
-        assert {(s.env_id, s.seed, s.group_id, s.entry) for s in members} == \
-            {(mix.env_id(members[0].entry), members[0].seed, f"s4-g{g}", members[0].entry)}
+        assert {(s.task, s.group_id, s.entry) for s in members} == \
+            {(TaskRef(mix.env_id(members[0].entry), "train", members[0].task.seed), f"s4-g{g}", members[0].entry)}
         assert [s.sample_index for s in members] == [0, 1, 2]
     with pytest.raises(ValueError):
         mix.plan_groups(1, 0, seed=0)
@@ -71,13 +72,22 @@ def test_rollout_plan_groups_is_the_mixture_plan_with_seed_named_groups():
     assert plan == Mixture.of({ARITH: 0.5, CODE: 0.5}).plan_groups(4, 2, seed=7, group_prefix="7-")
 
 
+def test_plans_name_the_split_and_each_entrys_kwargs():
+    mix = Mixture({"easy": 1.0, "hard": 1.0}, env_ids={"easy": ARITH, "hard": ARITH})
+    plan = mix.plan_groups(4, 1, seed=0, split="heldout", kwargs={"hard": {"difficulty": 0.9}})
+    assert {(s.entry, s.task.split, dict(s.task.kwargs).get("difficulty")) for s in plan} == \
+        {("easy", "heldout", None), ("hard", "heldout", 0.9)}
+
+
 def test_heldout_plan_is_task_i_with_seed_plus_i():
-    plan = heldout_plan(ARITH, [0, 2], seed=10, samples=2, group_id=lambda i: f"eval-{i}", entry="arith")
+    plan = heldout_plan(ARITH, [0, 2], seed=10, samples=2, group_id=lambda i: f"eval-{i}", entry="arith",
+                        kwargs={"difficulty": 0.5})
+    task_0, task_2 = (TaskRef(ARITH, "heldout", 10 + i, i, {"difficulty": 0.5}) for i in (0, 2))
     assert plan == [
-        EpisodeSpec(ARITH, seed=10, options={"task_index": 0}, group_id="eval-0", sample_index=0, entry="arith"),
-        EpisodeSpec(ARITH, seed=10, options={"task_index": 0}, group_id="eval-0", sample_index=1, entry="arith"),
-        EpisodeSpec(ARITH, seed=12, options={"task_index": 2}, group_id="eval-2", sample_index=0, entry="arith"),
-        EpisodeSpec(ARITH, seed=12, options={"task_index": 2}, group_id="eval-2", sample_index=1, entry="arith"),
+        EpisodeSpec(task_0, group_id="eval-0", sample_index=0, entry="arith"),
+        EpisodeSpec(task_0, group_id="eval-0", sample_index=1, entry="arith"),
+        EpisodeSpec(task_2, group_id="eval-2", sample_index=0, entry="arith"),
+        EpisodeSpec(task_2, group_id="eval-2", sample_index=1, entry="arith"),
     ]
 
 

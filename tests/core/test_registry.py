@@ -99,7 +99,7 @@ def test_broken_plugins_are_reported_by_name_and_isolated(tmp_path):
     _fake_distribution(tmp_path, "gym-llm-boom-import", "raise ImportError('missing dependency xyz')\n{body}", "")
     _fake_distribution(tmp_path, "gym-llm-boom-register", PLUGIN_SOURCE, "    registry.register('boom/Half-v0', 'nowhere:x')\n    raise RuntimeError('register exploded')")
     _fake_distribution(tmp_path, "gym-llm-fine", PLUGIN_SOURCE,
-                       "    registry.register('fine/Echo-v0', 'gym_llm_example.envs:make_reverse')")
+                       "    registry.register('fine/Echo-v0', 'gym_llm_example.envs:ReverseEnv')")
     code = textwrap.dedent("""
         import json, warnings
         with warnings.catch_warnings(record=True) as w:
@@ -107,7 +107,7 @@ def test_broken_plugins_are_reported_by_name_and_isolated(tmp_path):
             import gym_llm
         from gym_llm.apps.cli import plugin_checks
         rows = [r for r in plugin_checks() if r["name"].startswith("plugin ")]
-        print(json.dumps({"ids": gym_llm.list_envs(), "errors": gym_llm.envs.registry.plugin_errors,
+        print(json.dumps({"ids": gym_llm.list_envs(), "errors": gym_llm.registry.plugin_errors,
                           "warnings": [str(x.message) for x in w], "doctor": rows}))
     """)
     env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
@@ -141,7 +141,107 @@ def test_register_all_registers_a_plugins_table():
     from gym_llm.envs.registry import Registry
 
     reg = Registry()
-    reg.register_all({"tabletest/A-v0": ("gym_llm_example.envs:make_reverse", "first", {"n": 1}),
-                      "tabletest/B-v0": ("gym_llm_example.envs:make_reverse", "second", {})})
+    reg.register_all({"tabletest/A-v0": ("gym_llm_example.envs:ReverseEnv", "first", {"n": 1}),
+                      "tabletest/B-v0": ("gym_llm_example.envs:ReverseEnv", "second", {})})
     assert sorted(reg.specs) == ["tabletest/A-v0", "tabletest/B-v0"]
     assert (reg.specs["tabletest/A-v0"].description, reg.specs["tabletest/A-v0"].kwargs) == ("first", {"n": 1})
+
+
+DOCTOR_SOURCE = """
+import gym_llm
+
+@gym_llm.hookimpl
+def gym_llm_doctor():
+{body}
+"""
+
+
+def test_a_plugin_whose_doctor_hook_raises_is_one_failing_row(tmp_path):
+    _fake_distribution(tmp_path, "gym-llm-boom-doctor", DOCTOR_SOURCE, "    raise RuntimeError('doctor exploded')")
+    _fake_distribution(tmp_path, "gym-llm-fine-doctor", DOCTOR_SOURCE,
+                       "    return [{'name': 'fine check', 'ok': True, 'detail': 'fine', 'fix': ''}]")
+    plain = {"PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    doctor = [sys.executable, "-m", "gym_llm.apps.cli", "doctor"]
+    healthy = json.loads(subprocess.run([*doctor, "--json"], capture_output=True, text=True, env=plain).stdout)
+    out = subprocess.run([*doctor, "--json"], capture_output=True, text=True, env={**plain, "PYTHONPATH": str(tmp_path)})
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    assert out.returncode == 1
+    broken = rows.pop("plugin gym-llm-boom-doctor doctor")
+    assert not broken["ok"] and "RuntimeError: doctor exploded" in broken["detail"] and "gym-llm-boom-doctor" in broken["fix"]
+    assert rows.pop("fine check")["ok"]
+    # every other row is there: the core's, the sandbox's (through the same hook) and the plugins'
+    assert set(rows) == {r["name"] for r in healthy} and any("nsjail" in name for name in rows)
+    table = subprocess.run(doctor, capture_output=True, text=True, env={**plain, "PYTHONPATH": str(tmp_path)})
+    assert table.returncode == 1 and "Traceback" not in table.stderr
+    assert "gym-llm-boom-doctor" in table.stdout and "doctor exploded" in table.stdout and "fine check" in table.stdout
+
+
+class DoctorPlugin:
+    def __init__(self, answer):
+        self.answer = answer
+
+    @gym_llm.hookimpl
+    def gym_llm_doctor(self):
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+class ListenerPlugin:
+    """Hears every registration; raises on the id ``fail_on``."""
+
+    def __init__(self, fail_on=None):
+        self.fail_on = fail_on
+        self.heard = []
+
+    @gym_llm.hookimpl
+    def gym_llm_env_registered(self, spec):
+        self.heard.append(spec.id)
+        if spec.id == self.fail_on:
+            raise RuntimeError(f"cannot mirror {spec.id}")
+
+
+@pytest.fixture
+def add_plugins():
+    """Register plugin objects with the real plugin manager (by name), unregistered after the test."""
+    from gym_llm.envs.registry import plugin_manager
+
+    added = []
+
+    def add(**plugins):
+        for name, plugin in plugins.items():
+            plugin_manager().register(plugin, name=name)
+            added.append(plugin)
+
+    yield add
+    for plugin in added:
+        plugin_manager().unregister(plugin)
+
+
+def test_call_each_answers_plugin_by_plugin_and_names_the_one_that_raises(add_plugins):
+    from gym_llm.envs.registry import call_each
+
+    add_plugins(fine=DoctorPlugin([{"name": "fine"}]), boom=DoctorPlugin(RuntimeError("no")))
+    calls = call_each("gym_llm_doctor")
+    assert calls.errors == {"boom": "RuntimeError: no"}
+    # pluggy's call order (last registered first); the installed plugins' doctors answer too
+    names = [name for name, _ in calls.results]
+    assert ("fine", [{"name": "fine"}]) in calls.results and {"gym-llm", "gym-llm-math"} <= set(names)
+    assert names.index("fine") < names.index("gym-llm")
+    assert call_each("gym_llm_doctor", plugin="fine") == type(calls)([("fine", [{"name": "fine"}])], {})
+
+
+def test_env_registered_reaches_each_plugin_once_those_registered_later_too(add_plugins):
+    first, boom = ListenerPlugin(), ListenerPlugin(fail_on="hooktest/Echo-v0")
+    add_plugins(first=first, boom=boom)  # boom is called first: one pluggy call would stop there
+    assert first.heard == boom.heard and set(gym_llm.list_envs()) <= set(first.heard)  # the past, replayed
+    before = len(first.heard)
+    with pytest.warns(RuntimeWarning, match=r"'boom' failed on the registration of 'hooktest/Echo-v0'"):
+        gym_llm.register("hooktest/Echo-v0", _echo)
+    assert first.heard[before:] == boom.heard[before:] == ["hooktest/Echo-v0"]
+    assert gym_llm.spec("hooktest/Echo-v0").entry_point is _echo
+    later = ListenerPlugin()
+    add_plugins(later=later)  # pluggy replays every past registration to it, each once
+    assert later.heard.count("hooktest/Echo-v0") == 1 and set(gym_llm.list_envs()) <= set(later.heard)
+    gym_llm.register("hooktest/Other-v0", _echo)
+    assert first.heard[-1] == boom.heard[-1] == later.heard[-1] == "hooktest/Other-v0"

@@ -49,7 +49,7 @@ def parity_env():
 
     gym_llm.register(PARITY_ID, make_parity, description="test env: even-length answers")
     yield PARITY_ID
-    gym_llm.envs.registry.specs.pop(PARITY_ID, None)
+    gym_llm.registry.specs.pop(PARITY_ID, None)
     gymnasium.registry.pop(PARITY_ID, None)
 
 

@@ -16,10 +16,9 @@ import gym_llm
 from gym_llm import RewardResult
 from gym_llm.apps.evaluate import EvalEnv, compare, evaluate, format_comparison, write_report
 from gym_llm.apps.report import write_report as write_html_report
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.parsing import message_text
-from gym_llm.runtime.monitoring import assistant_messages
 from gym_llm.runtime.policies import SamplingParams
-from gym_llm.runtime.rollout import Trajectory
 
 STRICT_ID = "evaltest/StrictParity-v0"
 PARITY_ID = "evaltest/Parity-v0"  # conftest.py registers it
@@ -41,7 +40,7 @@ def strict_env():
         env = gym_llm.make(PARITY_ID, **kwargs).unwrapped
 
         async def astrict_score(messages, reward):
-            last = assistant_messages(Trajectory(STRICT_ID, "", "", messages=messages))[-1]
+            last = assistant_messages(messages)[-1]
             return RewardResult(strict_parity(message_text(last)), info={"reason": "multiple of 4"})
 
         env.astrict_score = astrict_score
@@ -49,7 +48,7 @@ def strict_env():
 
     gym_llm.register(STRICT_ID, make)
     yield STRICT_ID
-    gym_llm.envs.registry.specs.pop(STRICT_ID, None)
+    gym_llm.registry.specs.pop(STRICT_ID, None)
     gymnasium.registry.pop(STRICT_ID, None)
 
 

@@ -13,6 +13,7 @@ from omegaconf import OmegaConf
 
 import gym_llm
 from gym_llm.apps.integrations import skyrl as gsk
+from gym_llm.envs.registry import plugin_manager
 
 from .completions import KINDS, turns
 
@@ -78,6 +79,8 @@ def test_episodes_equal_env_step(env_id: str, kind: str) -> None:
 
 
 def test_every_id_is_registered_and_later_ids_too() -> None:
+    # the mirror is a plugin of the gym_llm_env_registered hook: pluggy replayed the past ids to it
+    assert plugin_manager().is_registered(gsk)
     for env_id in gym_llm.list_envs():
         assert gsk.skyrl_name(env_id) in skyrl_gym.registry
     new_id = "skyrltest/Arithmetic-v0"
@@ -89,7 +92,7 @@ def test_every_id_is_registered_and_later_ids_too() -> None:
         assert info["env_id"] == new_id and info["task_index"] == 3 and obs
         env.close()
     finally:
-        gym_llm.envs.registry.specs.pop(new_id, None)
+        gym_llm.registry.specs.pop(new_id, None)
         gymnasium.registry.pop(new_id, None)
         skyrl_gym.registry.pop(gsk.skyrl_name(new_id), None)
 

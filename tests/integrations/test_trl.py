@@ -25,7 +25,9 @@ def tiny_path() -> str:
 
 def _trainer(tiny_path, tmp_path, **kwargs):
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
+
+    with gtrl.pinned_vllm_warning_silenced():
+        from trl import GRPOConfig, GRPOTrainer
 
     tokenizer = kwargs.pop("tokenizer", None) or AutoTokenizer.from_pretrained(tiny_path)
     args = GRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2,

@@ -10,21 +10,21 @@ from pathlib import Path
 import pytest
 
 import gym_llm
+from gym_llm import HackSignal
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.parsing import message_text
-from gym_llm.runtime.monitoring import HackSignal, assistant_messages, register_signals
 from tests.trainers.trainer_support import make_trainer
 
 REPORT_ENV = "test/ReportVowels-v0"  # test/Vowels-v0 with a second try: environment turns between policy turns
 
 
 def _even_length(t) -> bool:
-    turns = assistant_messages(t)
+    turns = assistant_messages(t.messages)
     return bool(turns) and len(message_text(turns[-1])) % 2 == 0
 
 
 #: Fires on about half of a random model's answers, so filtering by it changes the rows.
-EVEN_LENGTH = HackSignal("even_length", "test/ReportVowels-*", "the last answer has an even length", _even_length,
-                         threshold=1.0)
+EVEN_LENGTH = HackSignal("even_length", "the last answer has an even length", _even_length, threshold=1.0)
 
 #: The run: two RL steps, a held-out eval at steps 0, 1 and 2, trajectories saved, a strict sample graded.
 RUN = ["+mixture.envs.retry.id=test/ReportVowels-v0", "+mixture.envs.flaky.id=test/Flaky-v0",
@@ -35,17 +35,18 @@ RUN = ["+mixture.envs.retry.id=test/ReportVowels-v0", "+mixture.envs.flaky.id=te
 
 @pytest.fixture(scope="session")
 def report_env():
-    """The multi-turn env, registered for these tests only, and its signal (which
-    matches no other id, so it stays registered)."""
+    """The multi-turn env, registered for these tests only, with its signal."""
     import gymnasium
     from trainer_test_envs import (
-        make_vowels,  # importable: trainer_support put its folder on sys.path
+        VowelsEnv,  # importable: trainer_support put its folder on sys.path
     )
 
-    gym_llm.register(REPORT_ENV, make_vowels, max_turns=2)
-    register_signals(EVEN_LENGTH)
+    class ReportVowelsEnv(VowelsEnv):
+        hack_signals = (EVEN_LENGTH,)
+
+    gym_llm.register(REPORT_ENV, ReportVowelsEnv, max_turns=2)
     yield REPORT_ENV
-    gym_llm.envs.registry.specs.pop(REPORT_ENV, None)
+    gym_llm.registry.specs.pop(REPORT_ENV, None)
     gymnasium.registry.pop(REPORT_ENV, None)
 
 

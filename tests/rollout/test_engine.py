@@ -10,6 +10,7 @@ import json
 import pytest
 
 import gym_llm
+from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.policies import SamplingParams
 from gym_llm.runtime.rollout import (
     EpisodeSpec,
@@ -51,8 +52,9 @@ def test_groups_share_a_task_and_plans_are_deterministic(hf_policy):
 
 
 def test_explicit_episodes_pick_tasks_and_split(hf_policy):
-    specs = [EpisodeSpec("rollouttest/Echo-v0", options={"task_index": i}, group_id=f"eval-{i}") for i in range(3)]
-    trajs = collect(hf_policy, "rollouttest/Echo-v0", episodes=specs, split="heldout", sampling=FAST)
+    specs = [EpisodeSpec(TaskRef("rollouttest/Echo-v0", "heldout", task_index=i), group_id=f"eval-{i}")
+             for i in range(3)]
+    trajs = collect(hf_policy, "rollouttest/Echo-v0", episodes=specs, sampling=FAST)
     env = gym_llm.make("rollouttest/Echo-v0", split="heldout")
     assert [t.task_id for t in trajs] == [env.task_set.get("heldout", i).id for i in range(3)]
     assert all(t.split == "heldout" for t in trajs)
@@ -65,7 +67,8 @@ def test_no_lockstep_fast_episodes_finish_while_a_slow_one_waits(hf_policy):
     SlowEnv.events.clear()
     vec = gym_llm.make_vec("rollouttest/Slow-v0", num_envs=4, seed=0,
                            env_kwargs={"max_turns": 3, "slow_delay": 1.5})
-    specs = [EpisodeSpec("rollouttest/Slow-v0", options={"task_index": i}, group_id=str(i)) for i in range(4)]
+    specs = [EpisodeSpec(TaskRef("rollouttest/Slow-v0", kwargs={"max_turns": 3, "slow_delay": 1.5}, task_index=i),
+                         group_id=str(i)) for i in range(4)]
     finished: list[str] = []
     trajs = collect(hf_policy, vec, episodes=specs, sampling=FAST, on_trajectory=lambda t: finished.append(t.task_id))
     assert all(t.num_turns == 3 and t.truncated for t in trajs)
@@ -97,7 +100,7 @@ def test_turn_and_token_limits_truncate_and_say_why(hf_policy):
 def test_env_failures_mark_trajectories_and_lose_none(hf_policy):
     stats = RolloutStats()
     trajs = collect(hf_policy, "rollouttest/Crash-v0",
-                    episodes=[EpisodeSpec("rollouttest/Crash-v0", options={"task_index": i}) for i in range(8)],
+                    episodes=[EpisodeSpec(TaskRef("rollouttest/Crash-v0", task_index=i)) for i in range(8)],
                     num_envs=2, sampling=FAST, stats=stats)
     assert len(trajs) == 8 and stats.episodes == 8
     crashed = [t for t in trajs if t.error]
@@ -114,8 +117,9 @@ def test_env_failures_mark_trajectories_and_lose_none(hf_policy):
 
 def test_env_timeout_is_an_error_not_a_hang(hf_policy):
     trajs = collect(hf_policy, "rollouttest/Slow-v0",
-                    episodes=[EpisodeSpec("rollouttest/Slow-v0", options={"task_index": i}) for i in range(2)],
-                    env_kwargs={"slow_delay": 30.0}, env_timeout_s=0.5, sampling=FAST)
+                    episodes=[EpisodeSpec(TaskRef("rollouttest/Slow-v0", task_index=i, kwargs={"slow_delay": 30.0}))
+                              for i in range(2)],
+                    env_timeout_s=0.5, sampling=FAST)
     assert trajs[0].error is not None and "TimeoutError" in trajs[0].error
     assert trajs[1].error is None
 

@@ -30,7 +30,7 @@ def _imports(name: str) -> set[str]:
                 if a.name == PKG:
                     out.add("__init__")
                 elif a.name.startswith(PKG + "."):
-                    out.add(a.name.split(".")[2])
+                    out.add(a.name.split(".")[1])
         elif isinstance(node, ast.ImportFrom):
             mod = node.module or ""
             if node.level:  # relative: from . import x / from .x import y
@@ -39,7 +39,7 @@ def _imports(name: str) -> set[str]:
             elif mod == PKG:
                 targets = [a.name if a.name in MODULES else "__init__" for a in node.names]
             elif mod.startswith(PKG + "."):
-                targets = [mod.split(".")[2]]
+                targets = [mod.split(".")[1]]
             else:
                 continue
             out.update(t for t in targets if t)
@@ -72,16 +72,15 @@ def test_only_the_package_init_imports_from_the_package_init():
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m != "__init__"])
 def test_each_module_imports_on_its_own(module):
-    # A bare package object stands in for gym_llm and gym_llm_sandbox, so their
-    # __init__ files (which import everything) do not run first: only the module's
-    # own dependencies are imported, in its order.
+    # A bare package object stands in for gym_llm_sandbox, so its __init__ (which
+    # imports everything) does not run first: only the module's own dependencies
+    # are imported, in its order.
     code = (
         "import importlib, importlib.util, sys, types\n"
-        "for name in ('gym_llm', 'gym_llm_sandbox'):\n"
-        "    spec = importlib.util.find_spec(name)\n"
-        "    pkg = types.ModuleType(name)\n"
-        "    pkg.__path__ = list(spec.submodule_search_locations)\n"
-        "    sys.modules[name] = pkg\n"
+        "spec = importlib.util.find_spec('gym_llm_sandbox')\n"
+        "pkg = types.ModuleType('gym_llm_sandbox')\n"
+        "pkg.__path__ = list(spec.submodule_search_locations)\n"
+        "sys.modules['gym_llm_sandbox'] = pkg\n"
         f"importlib.import_module('{PKG}.{module}')\n"
         "assert not hasattr(sys.modules['gym_llm_sandbox'], '__all__')  # __init__ never ran\n"
     )

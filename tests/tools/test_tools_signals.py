@@ -12,6 +12,7 @@ import json
 from gym_llm_tools.orders import strict_verify_orders
 
 import gym_llm
+from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.monitoring import StrictGrader, detect
 from gym_llm.runtime.rollout import Trajectory
 
@@ -138,11 +139,11 @@ def test_the_strict_grader_replays_the_episode_on_a_fresh_world():
     honest = play(ORDERS, 3, gold_turns(3))
     peek = play(ORDERS, 3, [hermes({"name": "get_order", "arguments": {"order_id": order_of(3)}}),
                             *gold_turns(3)])
-    grader = StrictGrader("train")
+    grader = StrictGrader()
     try:
         for t in (honest, peek):
             t.strict_reward = None
-            asyncio.run(grader.grade(t, {"difficulty": 0.5}, seed=None, options={"task_index": 3}))
+            asyncio.run(grader.grade(t, TaskRef(ORDERS, task_index=3, kwargs={"difficulty": 0.5})))
     finally:
         grader.close()
     assert (honest.reward, honest.strict_reward) == (1.0, 1.0)

@@ -33,9 +33,12 @@ def _prompt(rng: random.Random, difficulty: float) -> Draft:
     return Draft(f"Write a few words about {rng.choice(_WORDS)} ({rng.randrange(10**6)}).", None)
 
 
-def make_vowels(max_turns: int = 1, difficulty: float = 0.0, **kwargs) -> SingleTurnEnv:
-    tasks = ProceduralTasks("test-vowels", _prompt, difficulty=difficulty)
-    return SingleTurnEnv(tasks, reward_fn=lambda task, response: vowel_share(response), max_turns=max_turns,
+class VowelsEnv(SingleTurnEnv):
+    """test/Vowels-v0 (a class, so that a test's subclass can declare hack signals)."""
+
+    def __init__(self, max_turns: int = 1, difficulty: float = 0.0, **kwargs):
+        tasks = ProceduralTasks("test-vowels", _prompt, difficulty=difficulty)
+        super().__init__(tasks, reward_fn=lambda task, response: vowel_share(response), max_turns=max_turns,
                          feedback="More vowels.", success_threshold=0.5, **kwargs)
 
 
@@ -58,7 +61,7 @@ def make_flaky(**kwargs) -> SingleTurnEnv:
     return SingleTurnEnv(tasks, reward_fn=reward, **kwargs)
 
 
-gym_llm.register("test/Vowels-v0", make_vowels)
-gym_llm.register("test/VowelsRetry-v0", make_vowels, max_turns=2)
+gym_llm.register("test/Vowels-v0", VowelsEnv)
+gym_llm.register("test/VowelsRetry-v0", VowelsEnv, max_turns=2)
 gym_llm.register("test/Echo-v0", make_echo)
 gym_llm.register("test/Flaky-v0", make_flaky)

@@ -24,6 +24,7 @@ from gym_llm_sandbox.aio import run_sync
 
 import gym_llm
 from gym_llm.envs.registry import with_sandbox
+from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.distributed.workers import vec_kwargs
 from gym_llm.runtime.mixture import EpisodeSpec, Mixture, heldout_plan, step_rng
 from gym_llm.runtime.policies.base import SamplingParams
@@ -60,8 +61,8 @@ class Batch:
     collected (dropped groups, errors and refill rounds included); the rollout
     ``stats``; the weight ``version`` that generated it (async); the
     trainer-side ``samples`` of ``trajectories`` once prepared; and
-    ``episodes``, group id -> (its :class:`~gym_llm.runtime.mixture.EpisodeSpec`, the
-    make kwargs of its env then), what replays a group's task (the strict grader)."""
+    ``episodes``, group id -> the :class:`~gym_llm.envs.taskref.TaskRef` its
+    members played, what replays a group's task (the strict grader)."""
 
     def __init__(self, trajectories: list[Trajectory], stats: dict[str, float], version: int = 0,
                  trajectories_all: list[Trajectory] | None = None):
@@ -70,7 +71,7 @@ class Batch:
         self.stats = stats
         self.version = version
         self.samples: list[Sample] = []
-        self.episodes: dict[str, tuple[EpisodeSpec, dict[str, Any]]] = {}
+        self.episodes: dict[str, TaskRef] = {}
 
 
 def zero_variance_groups(group_ids: Sequence[Any], rewards: Sequence[float], tol: float = 1e-8) -> set:
@@ -176,7 +177,8 @@ class RolloutCollector:
         """Round ``rnd`` of step ``step``: ``n_groups`` groups by mixture entry."""
         rank = self.dist.rank
         specs = self.mixture.plan_groups(n_groups, self.tc.group_size, seed=self.tc.seed,
-                                         keys=("plan", step, rnd, rank), group_prefix=f"s{step}-r{rnd}-k{rank}-g")
+                                         keys=("plan", step, rnd, rank), group_prefix=f"s{step}-r{rnd}-k{rank}-g",
+                                         split="train", kwargs={n: self.env_kwargs(n, "train") for n in self.entries})
         by_entry: dict[str, list[EpisodeSpec]] = defaultdict(list)
         for spec in specs:
             by_entry[spec.entry].append(spec)
@@ -192,7 +194,8 @@ class RolloutCollector:
         for name, e in self.entries.items():
             n = min(tc.eval_tasks if e.eval_tasks is None else e.eval_tasks, self.heldout_size(name))
             by_entry[name] = heldout_plan(e.id, range(dist.rank, n, dist.world_size), seed=tc.seed, samples=k,
-                                          group_id=lambda i, name=name: f"eval-{name}-{i}", entry=name)
+                                          group_id=lambda i, name=name: f"eval-{name}-{i}", entry=name,
+                                          split="heldout", kwargs=self.env_kwargs(name, "heldout"))
         return by_entry
 
     def _usable(self, members: list[Trajectory]) -> list[Trajectory]:
@@ -211,15 +214,14 @@ class RolloutCollector:
         kept: dict[str, list[Trajectory]] = {}
         sampled = zero_var = 0
         names: dict[str, str] = {}
-        episodes: dict[str, tuple[EpisodeSpec, dict[str, Any]]] = {}
+        episodes: dict[str, TaskRef] = {}
         need, rnd = tc.num_groups, 0
         while True:
             plan = self.plan(step, rnd, need)
             for name, specs in plan.items():
-                kwargs = self.env_kwargs(name, "train")  # what collect makes them with (the curriculum moves later)
                 for s in specs:
                     names[s.group_id] = name
-                    episodes[s.group_id] = (s, kwargs)
+                    episodes[s.group_id] = s.task
             seed_generator(policy, step_rng(tc.seed, "sample", step, rnd, self.dist.rank))
             trajs = run_sync(self.collect(plan, "train", rollout_sampling(self.cfg.policy), policy, stats))
             everything += trajs

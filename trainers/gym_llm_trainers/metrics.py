@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from gym_llm.apps.runs import METRICS_FILE
 from gym_llm.envs.jsonio import finite
 
 from .config import LoggingConfig
@@ -27,7 +28,7 @@ __all__ = ["MetricsLogger", "read_metrics", "plot_reward_curve", "mean"]
 
 def read_metrics(run_dir: str | os.PathLike) -> list[dict[str, Any]]:
     """Rows of ``<run_dir>/metrics.jsonl`` (a torn last line is skipped)."""
-    path = Path(run_dir) / "metrics.jsonl"
+    path = Path(run_dir) / METRICS_FILE
     rows = []
     if path.exists():
         for line in path.read_text().splitlines():
@@ -52,7 +53,7 @@ class MetricsLogger:
         self.run_dir = Path(run_dir)
         self.cfg = cfg
         self.enabled = enabled
-        self.path = self.run_dir / "metrics.jsonl"
+        self.path = self.run_dir / METRICS_FILE
         self._tb = self._wandb = self._mlflow = self._progress = None
         if not enabled:
             return

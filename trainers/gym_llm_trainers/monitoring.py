@@ -14,16 +14,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
 from gym_llm_sandbox.aio import run_sync
 
+from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.mixture import step_rng
 from gym_llm.runtime.monitoring import (
     HackAlarm,
     HackAlert,
     StrictGrader,
-    all_signals,
     annotate,
     hack_fractions,
     strict_metrics,
@@ -51,10 +50,9 @@ class RunMonitor:
         self.keys = keys
         self.seed, self.rank = seed, rank
         self.alarm = HackAlarm(cfg.thresholds, min_trajectories=cfg.min_trajectories, patience=cfg.patience)
-        self.grader = StrictGrader("train")
+        self.grader = StrictGrader()
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="gym_llm-strict")
         self._pending: Future | None = None
-        self._signals = all_signals() if cfg.signals else []
         self._runner: asyncio.Runner | None = None
 
     def key_of(self, t: Trajectory) -> str:
@@ -83,18 +81,15 @@ class RunMonitor:
     def start(self, step: int, batch: Batch) -> None:
         """Annotate ``batch``'s episodes and start grading its strict sample."""
         trajs = batch.trajectories_all
-        annotate(trajs, self._signals)
+        if self.cfg.signals:
+            annotate(trajs)
         todo = self.sample(step, trajs)
         if todo:
             self._pending = self._thread.submit(self._grade, todo, batch.episodes)
 
-    def _grade(self, todo: list[Trajectory], episodes: dict[str, tuple[Any, dict[str, Any]]]) -> None:
+    def _grade(self, todo: list[Trajectory], episodes: dict[str, TaskRef]) -> None:
         async def all_of() -> None:
-            jobs = []
-            for t in todo:
-                spec, kwargs = episodes[t.group_id]
-                jobs.append(self.grader.grade(t, kwargs, seed=spec.seed, options=spec.options))
-            await asyncio.gather(*jobs)
+            await asyncio.gather(*(self.grader.grade(t, episodes[t.group_id]) for t in todo))
 
         # one loop for the thread's whole life: the pooled envs' async state is bound to it
         if self._runner is None:
@@ -108,10 +103,10 @@ class RunMonitor:
             self._pending.result()
             self._pending = None
         trajs = batch.trajectories_all
-        metrics = hack_fractions(trajs, self.key_of, self._signals)
+        metrics = hack_fractions(trajs, self.key_of) if self.cfg.signals else {}
         metrics.update(strict_metrics(trajs, self.key_of))
-        alerts = [] if self.cfg.alarm == "off" else self.alarm.update(trajs, self.key_of, self._signals)
-        return metrics, alerts
+        measured = self.cfg.signals and self.cfg.alarm != "off"
+        return metrics, self.alarm.update(trajs, self.key_of) if measured else []
 
     def close(self) -> None:
         if self._pending is not None:

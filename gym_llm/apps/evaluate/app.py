@@ -28,18 +28,14 @@ from gym_llm.apps.evaluate.envs import EvalEnv, check_envs, env_set, with_sandbo
 from gym_llm.apps.evaluate.policy import build_policy
 from gym_llm.apps.evaluate.report import fmt, machine, plot_results, write_report
 from gym_llm.apps.evaluate.runner import EvalOutcome, evaluate
-from gym_llm.apps.evaluate.store import ERRORS_FILE
-from gym_llm.apps.hydra_app import threads_for_sweep
+from gym_llm.apps.hydra_app import CONFIG_DIR, threads_for_sweep
 from gym_llm.apps.report import try_write_report
-from gym_llm.apps.runs import resolve_checkpoint, run_config, training_mixture
+from gym_llm.apps.runs import ERRORS_FILE, resolve_checkpoint, run_config, training_mixture
 from gym_llm.apps.sweeps import slug
 from gym_llm.runtime.distributed.workers import vec_kwargs
 from gym_llm.runtime.policies.base import SamplingParams
 
 __all__ = ["main", "slug", "eval_envs", "CONFIG_DIR"]
-
-#: ``gym_llm/apps/conf``: package data, found by file path (no ``__init__.py`` needed).
-CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "conf")
 
 
 def eval_imports(cfg: Any, train_run: str | os.PathLike | None = None) -> list[str]:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from gym_llm.apps.evaluate.metrics import mean
-from gym_llm.apps.evaluate.store import SAMPLES_FILE
 from gym_llm.apps.report.data import read_jsonl_tolerant
+from gym_llm.apps.runs import SAMPLES_FILE
 
 __all__ = ["compare", "format_comparison"]
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from gym_llm.apps.evaluate.metrics import bucket_start
-from gym_llm.apps.evaluate.store import REPORT_FILE, SAMPLES_FILE
-from gym_llm.apps.report.names import REPORT_FILE as HTML_REPORT
+from gym_llm.apps.runs import EVAL_REPORT_FILE, SAMPLES_FILE
+from gym_llm.apps.runs import REPORT_FILE as HTML_REPORT
 
 __all__ = ["write_report", "plot_results", "fmt", "machine"]
 
@@ -158,6 +158,6 @@ def write_report(out_dir: str | os.PathLike, results: Mapping[str, Mapping[str, 
               "strict score)", f"- [{HTML_REPORT}]({HTML_REPORT}): curves and a sample browser (`gym-llm report`)"]
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots]
-    path = out / REPORT_FILE
+    path = out / EVAL_REPORT_FILE
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -35,15 +35,12 @@ from gym_llm.apps.evaluate.contamination import contamination_warnings, guard_sp
 from gym_llm.apps.evaluate.envs import EvalEnv
 from gym_llm.apps.evaluate.metrics import aggregate
 from gym_llm.apps.evaluate.store import (
-    CONFIG_FILE,
-    ERRORS_FILE,
-    RESULTS_FILE,
-    SAMPLES_FILE,
     SampleStore,
     append_errors,
     check_resume,
     fingerprint,
 )
+from gym_llm.apps.runs import ERRORS_FILE, EVAL_CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE
 from gym_llm.envs.jsonio import write_json
 from gym_llm.envs.registry import make
 from gym_llm.runtime.mixture import Mixture, heldout_plan
@@ -113,7 +110,7 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
     that backend's name, worker count and fault counters."""
     total = sum(len(p.todo) for p in plan) * k
     failed = finished = 0
-    grader = StrictGrader(split)
+    grader = StrictGrader()
     pending: dict[str, list[Trajectory]] = defaultdict(list)
     last_log = time.monotonic()
 
@@ -129,9 +126,8 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
             group.sort(key=lambda x: x.sample_index)
             if strict and not any(x.error for x in group):
                 # the strict grader beside the training reward, before the task is stored
-                spec = specs[t.group_id]
-                await asyncio.gather(*(grader.grade(x, planned.env.kwargs, seed=spec.seed, options=spec.options)
-                                       for x in group))
+                task = specs[t.group_id].task
+                await asyncio.gather(*(grader.grade(x, task) for x in group))
             rows = [_row(x, planned.env, success_threshold) for x in group]
             if any(x.error for x in group):
                 failed += 1
@@ -158,8 +154,8 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
     shared_handlers: dict[str, Any] = {}
     for planned in active:
         env = planned.env
-        episodes = heldout_plan(env.id, planned.todo, seed=seed, samples=k,
-                                group_id=lambda i, env=env: _group_id(env, i), entry=env.key if shared else "")
+        episodes = heldout_plan(env.id, planned.todo, seed=seed, samples=k, split=split, kwargs=dict(env.kwargs),
+                                group_id=lambda i, env=env: _group_id(env, i))
         handle = handler(planned, {e.group_id: e for e in episodes})
         if shared is not None:
             shared_episodes += episodes
@@ -168,8 +164,7 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
         # Concurrency shared out in proportion to each variant's episodes.
         slots = max(1, min(len(episodes), round(concurrency * len(episodes) / max(1, total))))
         jobs.append(acollect(
-            policy, env.id, episodes=episodes, sampling=sampling, seed=seed, num_envs=slots,
-            split=split, env_kwargs={env.id: dict(env.kwargs)}, max_tokens=max_episode_tokens,
+            policy, env.id, episodes=episodes, sampling=sampling, seed=seed, num_envs=slots, max_tokens=max_episode_tokens,
             on_trajectory=handle, stats=stats,
         ))
     if shared is not None:
@@ -271,7 +266,7 @@ def evaluate(
         warnings = contamination_warnings(train_run, [(p.env, p.task_ids) for p in plan], split)
         for w in warnings:
             log.warning("contamination: %s", w)
-    write_json(out / CONFIG_FILE, {**fp, "envs": [asdict(e) for e in envs]})
+    write_json(out / EVAL_CONFIG_FILE, {**fp, "envs": [asdict(e) for e in envs]})
     if skipped:
         log.info("resuming: %d task(s) already in %s", skipped, store.path)
     stats = RolloutStats()

@@ -23,19 +23,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from gym_llm.apps.runs import EVAL_CONFIG_FILE
 from gym_llm.envs.jsonio import dumps_utf8
 from gym_llm.runtime.policies.base import SamplingParams
 
-__all__ = ["SampleStore", "append_errors", "fingerprint", "check_resume", "RESUME_KEYS",
-           "SAMPLES_FILE", "RESULTS_FILE", "REPORT_FILE", "CONFIG_FILE", "ERRORS_FILE"]
+__all__ = ["SampleStore", "append_errors", "fingerprint", "check_resume", "RESUME_KEYS"]
 
 log = logging.getLogger(__name__)
-
-SAMPLES_FILE = "samples.jsonl"
-RESULTS_FILE = "results.json"
-REPORT_FILE = "report.md"
-CONFIG_FILE = "eval_config.json"
-ERRORS_FILE = "errors.jsonl"
 
 #: Settings that must match for a rerun to resume into the same directory
 #: (env kwargs need not: samples carry theirs, and other kwargs are new tasks).
@@ -125,7 +119,7 @@ def fingerprint(identity: Mapping[str, Any], sampling: SamplingParams, k: int, s
 def check_resume(out_dir: str | os.PathLike, fp: Mapping[str, Any]) -> None:
     """Refuse (``ValueError``) to add samples of other settings to ``out_dir``."""
     out_dir = Path(out_dir)
-    path = out_dir / CONFIG_FILE
+    path = out_dir / EVAL_CONFIG_FILE
     if not path.exists():
         return
     old = json.loads(path.read_text())

@@ -34,6 +34,7 @@ env kwarg) decides when the episode ends, as in our own rollouts.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -43,16 +44,16 @@ from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 from skyrl_gym.envs.registration import registry as _skyrl_registry
 
 from gym_llm.apps.integrations._tasks import (
-    _POOL,
+    POOL,
     Score,
     TaskColumnError,
     TaskRef,
     _as_score,
     error_score,
-    reset_env,
     task_rows,
 )
-from gym_llm.envs.registry import EnvSpec, registry, spec
+from gym_llm.envs.hookspecs import hookimpl
+from gym_llm.envs.registry import EnvSpec, plugin_manager, spec
 
 __all__ = ["GymLLMTextEnv", "NAME_PREFIX", "GENERIC_NAME", "skyrl_name", "dataset_rows"]
 
@@ -107,8 +108,8 @@ class GymLLMTextEnv(BaseTextEnv):
                           RuntimeWarning, stacklevel=2)
             return
         # a pooled env: its task set and sandbox are built once, not per trajectory
-        # (take/give, not an ExitStack over _POOL.env: a per-trajectory cost on cheap envs)
-        self.env = _POOL.take(self.ref)
+        # (take/give, not POOL.on_task: the episode spans init, step and close)
+        self.env = POOL.take(self.ref)
         self.max_turns = self.env.unwrapped.max_turns
 
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -118,8 +119,7 @@ class GymLLMTextEnv(BaseTextEnv):
         self.turns = 0
         if self.env is None:
             return list(prompt), {"reward_error": self.task_error}
-        obs, info = reset_env(self.env, self.ref)
-        return obs, info
+        return self.ref.reset(self.env)
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         """One ``env.step(action)``; ``observations`` are the env's new messages."""
@@ -147,7 +147,7 @@ class GymLLMTextEnv(BaseTextEnv):
     def close(self) -> None:
         """Hand the env back to the pool (once; closing again does nothing)."""
         if self.env is not None:
-            _POOL.give(self.ref, self.env)
+            POOL.give(self.ref, self.env)
         self.env = None
 
 
@@ -159,12 +159,13 @@ def _make_named(env_id: str | None):
     return make
 
 
-def _mirror(env_spec: EnvSpec) -> None:
-    """Register ``env_spec``'s id with skyrl_gym (replacing an earlier one:
+@hookimpl
+def gym_llm_env_registered(spec: EnvSpec) -> None:
+    """Register ``spec``'s id with skyrl_gym (replacing an earlier one:
     gym-llm's re-registration replaces too)."""
-    name = skyrl_name(env_spec.id)
+    name = skyrl_name(spec.id)
     _skyrl_registry.pop(name, None)
-    _skyrl_register(id=name, entry_point=_make_named(env_spec.id))
+    _skyrl_register(id=name, entry_point=_make_named(spec.id))
 
 
 def dataset_rows(env_id: str, split: str = "train", n: int = 256, seed: int = 0,
@@ -182,4 +183,5 @@ def dataset_rows(env_id: str, split: str = "train", n: int = 256, seed: int = 0,
 
 if GENERIC_NAME not in _skyrl_registry:
     _skyrl_register(id=GENERIC_NAME, entry_point=_make_named(None))
-registry.on_register(_mirror)
+# a historic hook: registering this module mirrors every id registered so far, then each later one
+plugin_manager().register(sys.modules[__name__])

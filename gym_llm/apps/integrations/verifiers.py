@@ -36,7 +36,6 @@ the field).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import verifiers.v1 as vf
@@ -44,7 +43,15 @@ from pydantic import Field
 from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.runtimes import ProgramResult
 
-from gym_llm.apps.integrations._tasks import _POOL, TaskRef, _as_score, completion_turn, task_rows
+from gym_llm.apps.integrations._tasks import (
+    POOL,
+    TaskRef,
+    _as_score,
+    canonical_kwargs,
+    completion_turn,
+    task_rows,
+)
+from gym_llm.envs.core import LLMEnv
 from gym_llm.envs.registry import spec
 
 __all__ = [
@@ -161,9 +168,8 @@ async def play(ref: TaskRef, reply: Reply) -> dict[str, Any]:
     ``components``, ``reason``, ``reward_error``, ``turns`` and ``done``."""
     outcome: dict[str, Any] = {"reward": 0.0, "components": {}, "reason": None, "reward_error": None,
                                "turns": 0, "done": False}
-    async with AsyncExitStack() as stack:
-        env = stack.enter_context(_POOL.env(ref))
-        await env.areset(seed=ref.seed, options={"task_index": ref.task_index})
+
+    async def episode(env: LLMEnv, _: dict[str, Any]) -> dict[str, Any]:
         new: list[dict[str, Any]] | None = None
         while True:
             message = await reply(new)
@@ -178,6 +184,8 @@ async def play(ref: TaskRef, reply: Reply) -> dict[str, Any]:
                 outcome["done"] = True
                 return outcome
             new = score.messages
+
+    return await POOL.aon_task(ref, episode)
 
 
 def _assistant_message(segment: Any) -> dict[str, Any] | None:
@@ -215,7 +223,7 @@ def load_environment(env_id: str, *, split: str = "train", n: int = 64, seed: in
     ``env_kwargs``), the same one ``vf-eval gym_llm_verifiers`` builds. ``model`` sets the agent's model id. Unknown ids raise
     :class:`~gym_llm.envs.registry.UnknownEnvError`."""
     spec(env_id)
-    TaskRef.of(env_id, split, seed, 0, env_kwargs)  # kwargs travel in task data: non-JSON ones fail here
+    canonical_kwargs(env_kwargs)  # kwargs travel in task data: non-JSON ones fail here
     taskset = GymLLMTasksetConfig(id=TASKSET_ID, env_id=env_id, split=split, n=n, seed=seed, env_kwargs=env_kwargs)
     agent = GymLLMEnvConfig().agent.model_copy(update={"model": model})
     config = vf.resolve_env_config({"taskset": taskset.model_dump(), "agent": agent.model_dump()})

@@ -169,8 +169,7 @@ def _agent_loop_class() -> type:
                                     top_p=float(sp.get("top_p", 1.0)), top_k=max(0, top_k),
                                     max_new_tokens=self.response_length)
             policy = _ServerPolicy(self.server_manager, self.tokenizer, uuid4().hex, sp)
-            episode = EpisodeSpec(ref.env_id, seed=ref.seed, options={"task_index": ref.task_index})
-            (t,) = await acollect(policy, ref.env_id, episodes=[episode], split=ref.split, env_kwargs=ref.kwargs,
+            (t,) = await acollect(policy, ref.env_id, episodes=[EpisodeSpec(ref)],
                                   sampling=params, max_tokens=self.prompt_length + self.response_length,
                                   template_kwargs=dict(self.apply_chat_template_kwargs or {}))
             logprobs = iter(t.logprobs)  # one per policy token; environment tokens get 0.0

@@ -25,8 +25,8 @@ import os
 from pathlib import Path
 
 from gym_llm.apps.report.data import RunData, load_run
-from gym_llm.apps.report.names import REPORT_FILE
 from gym_llm.apps.report.page import render
+from gym_llm.apps.runs import REPORT_FILE
 
 __all__ = ["write_report", "try_write_report", "load_run", "render", "RunData", "REPORT_FILE"]
 

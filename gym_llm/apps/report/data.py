@@ -27,8 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gym_llm.apps.report.names import METRICS_FILE
-from gym_llm.apps.runs import checkpoint_step, trajectory_files
+from gym_llm.apps.runs import (
+    ERRORS_FILE,
+    EVAL_REPORT_FILE,
+    METRICS_FILE,
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    checkpoint_step,
+    trajectory_files,
+)
 from gym_llm.envs.parsing import message_text
 
 __all__ = ["RunData", "load_run", "read_jsonl_tolerant", "charts"]
@@ -333,8 +340,6 @@ def _first_last(run_dir: Path, files: list[Path], max_chars: int, notes: list[st
 # --------------------------------------------------------------------- all
 def load_run(run_dir: str | Path, *, max_trajectories: int = 400, max_chars: int = 2000) -> RunData:
     """Read what a run directory holds (see the module doc)."""
-    # imported here: gym_llm.apps.evaluate imports this module
-    from gym_llm.apps.evaluate.store import RESULTS_FILE, SAMPLES_FILE
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -405,6 +410,6 @@ def load_run(run_dir: str | Path, *, max_trajectories: int = 400, max_chars: int
     if old:
         notes.append(f"{old} episode(s) predate the hack_signals / strict_reward fields (an older gym-llm): "
                      "they are shown without them.")
-    data.links = [name for name in (RESULTS_FILE, SAMPLES_FILE, "report.md", METRICS_FILE, "errors.jsonl",
+    data.links = [name for name in (RESULTS_FILE, SAMPLES_FILE, EVAL_REPORT_FILE, METRICS_FILE, ERRORS_FILE,
                                     "reward_by_env.png", "reward_curve.png") if (run_dir / name).exists()]
     return data

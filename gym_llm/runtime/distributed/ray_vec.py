@@ -16,8 +16,8 @@ default: the node's CPUs), however many actors share it.
 Faults. Every call to a worker has a deadline (``step_timeout_s``). A worker
 that died (its process killed, its node removed) or a call past the deadline
 is a fault; the episode is then re-run on a live worker from its task identity
-(:class:`~gym_llm.runtime.vector.InstanceSpec`, reset seed and options, then the
-actions it was given so far: environments are deterministic in those, so the
+(:class:`~gym_llm.envs.taskref.TaskRef`, then the actions it was given so far:
+environments are deterministic in those, so the
 result is what the lost worker would have returned) and the step answered
 from there. A dead worker is replaced by a fresh actor (placed wherever the
 cluster has room). After ``max_retries`` faults of one call the episode is
@@ -43,7 +43,9 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from gym_llm.envs.core import LLMEnv
 from gym_llm.envs.registry import spec as env_spec
-from gym_llm.runtime.vector import EnvLostError, InstanceSpec, Mixable, StepResult, VectorLLMEnv
+from gym_llm.envs.taskref import TaskRef
+from gym_llm.runtime.pool import EnvPool
+from gym_llm.runtime.vector import EnvLostError, Mixable, StepResult, VectorLLMEnv
 
 __all__ = ["RayVectorLLMEnv", "EnvWorker", "SandboxGate", "FaultStats", "ensure_ray"]
 
@@ -104,15 +106,15 @@ class SandboxGate:
 
 class EnvWorker:
     """Hosts environment instances for a :class:`RayVectorLLMEnv` (a Ray
-    async actor). Episodes are keyed by the driver; instances are pooled by
-    :attr:`InstanceSpec.key` and reused across episodes, as locally.
+    async actor). Episodes are keyed by the driver; instances are pooled
+    (:class:`~gym_llm.runtime.pool.EnvPool`) and reused across episodes, as locally.
     ``imports``: modules to import first (ones that register environments)."""
 
     def __init__(self, imports: Sequence[str] = ()):
         for module in imports:
             importlib.import_module(module)
-        self._live: dict[str, tuple[str, LLMEnv, bool]] = {}  # episode key -> (spec key, env, sandboxed)
-        self._idle: dict[str, list[LLMEnv]] = {}
+        self._live: dict[str, tuple[TaskRef, LLMEnv, bool]] = {}  # episode key -> (task, env, sandboxed)
+        self._pool = EnvPool()
         self._gate: Any = None
         self._holder = ray.get_runtime_context().get_actor_id()
 
@@ -122,13 +124,11 @@ class EnvWorker:
     def set_gate(self, gate: Any) -> None:
         self._gate = gate
 
-    async def reset(self, key: str, spec: InstanceSpec, sandboxed: bool, seed: int,
-                    options: dict[str, Any] | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    async def reset(self, key: str, task: TaskRef, sandboxed: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         self.release(key)
-        pool = self._idle.get(spec.key)
-        env = pool.pop() if pool else await asyncio.to_thread(spec.make)  # making may load data
-        self._live[key] = (spec.key, env, sandboxed)
-        return await env.areset(seed=seed, options=options)
+        env = await self._pool.atake(task)
+        self._live[key] = (task, env, sandboxed)
+        return await task.areset(env)
 
     async def step(self, key: str, action: Any) -> StepResult:
         if key not in self._live:
@@ -155,28 +155,22 @@ class EnvWorker:
         """Return the episode's instance to its pool."""
         item = self._live.pop(key, None)
         if item is not None:
-            self._idle.setdefault(item[0], []).append(item[1])
+            self._pool.give(item[0], item[1])
 
     def discard(self, key: str) -> None:
         """Close the episode's instance (it failed or was abandoned)."""
         item = self._live.pop(key, None)
         if item is not None:
-            try:
-                item[1].close()
-            except Exception:
-                pass  # a broken env's close must not mask the failure being handled
+            self._pool.discard(item[1])
 
-    def drop_pool(self, spec_key: str) -> None:
-        for env in self._idle.pop(spec_key, []):
-            env.close()
+    def drop_pool(self, env_key: str) -> None:
+        """Close the idle instances of ``env_key`` (their kwargs are out of date)."""
+        self._pool.drop(env_key)
 
     def close(self) -> None:
         for key in list(self._live):
             self.discard(key)
-        for pool in self._idle.values():
-            for env in pool:
-                env.close()
-        self._idle.clear()
+        self._pool.close()
 
 
 @dataclass
@@ -198,10 +192,8 @@ class _SlotEpisode:
     """The driver's record of a slot's episode: enough to re-run it."""
 
     key: str
-    spec: InstanceSpec
+    task: TaskRef
     sandboxed: bool
-    seed: int
-    options: dict[str, Any] | None
     task_id: Any
     worker: int
     actions: list[Any]
@@ -359,7 +351,7 @@ class RayVectorLLMEnv(VectorLLMEnv):
         self._load[w] += 1
         ep.worker, ep.handle = w, self._workers[w]
         await self._ready(w)
-        return await self._await(self._workers[w].reset.remote(ep.key, ep.spec, ep.sandboxed, ep.seed, ep.options))
+        return await self._await(self._workers[w].reset.remote(ep.key, ep.task, ep.sandboxed))
 
     async def _on_fault(self, ep: _SlotEpisode, fault: _Fault, attempt: int) -> int:
         """Handle a fault of ``ep``'s worker (returned, to avoid it next);
@@ -373,7 +365,7 @@ class RayVectorLLMEnv(VectorLLMEnv):
                 self._replace(w)
         if attempt > self.max_retries:
             self.fault_stats.episodes_lost += 1
-            raise EnvLostError(f"episode {ep.spec.env_id} seed={ep.seed} lost after {attempt} faults "
+            raise EnvLostError(f"episode {ep.task.env_id} seed={ep.task.seed} lost after {attempt} faults "
                                f"(max_retries={self.max_retries}); last: {fault}")
         self.fault_stats.episodes_rerun += 1
         return w
@@ -382,22 +374,20 @@ class RayVectorLLMEnv(VectorLLMEnv):
         """Start ``ep`` again on another worker and replay its actions."""
         _, info = await self._start(ep, self._pick(avoid=avoid))
         if info.get("task_id") != ep.task_id:
-            raise EnvLostError(f"re-run of {ep.spec.env_id} seed={ep.seed} drew task {info.get('task_id')!r}, "
+            raise EnvLostError(f"re-run of {ep.task.env_id} seed={ep.task.seed} drew task {info.get('task_id')!r}, "
                                f"not {ep.task_id!r}: the environment is not deterministic in its seed")
         for action in ep.actions:
             await self._await(ep.handle.step.remote(ep.key, action))
 
     async def areset_at(
         self, slot: int, *, env_id: str | None = None, seed: int | None = None,
-        options: dict[str, Any] | None = None, entry: str | None = None,
+        options: dict[str, Any] | None = None, entry: str | None = None, task: TaskRef | None = None,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        entry = entry or env_id or self._draw_entry(slot)
-        seed = self._draw_seed(slot) if seed is None else seed
+        task = self._slot_task_of(slot, task, entry or env_id, seed, options)
         self.release(slot)
-        spec = self.instance_spec(entry)
-        ep = _SlotEpisode(key=f"e{next(self._keys)}", spec=spec, sandboxed=self._is_sandboxed(spec.env_id),
-                          seed=seed, options=options, task_id=None, worker=-1, actions=[])
-        self._episodes[slot], self._entry[slot] = ep, entry
+        ep = _SlotEpisode(key=f"e{next(self._keys)}", task=task, sandboxed=self._is_sandboxed(task.env_id),
+                          task_id=None, worker=-1, actions=[])
+        self._episodes[slot], self._slot_task[slot] = ep, task
         self._episode_reward[slot] = 0.0
         avoid = None
         for attempt in itertools.count(1):
@@ -452,11 +442,9 @@ class RayVectorLLMEnv(VectorLLMEnv):
     def envs(self) -> list[LLMEnv | None]:
         raise NotImplementedError("a Ray vector env's instances live in its workers")
 
-    def set_entry_kwargs(self, entry: str, kwargs: Mapping[str, Any]) -> None:
-        old = self.instance_spec(entry).key
-        self._kwargs_by_entry[entry] = {**self._common_kwargs, **dict(kwargs)}
+    def _drop_instances(self, env_key: str) -> None:
         for worker in self._workers:
-            worker.drop_pool.remote(old)
+            worker.drop_pool.remote(env_key)
 
     def close(self) -> None:
         if self.closed:

@@ -55,11 +55,13 @@ class RolloutStats:
 
 def plan_groups(
     mixture: str | Sequence[str] | Mapping[str, float] | Mixture, num_groups: int, group_size: int,
-    seed: int = 0,
+    seed: int = 0, *, split: str = "train", kwargs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[EpisodeSpec]:
     """``num_groups * group_size`` specs, group-major, with group ids
-    ``"{seed}-{g}"`` (:meth:`Mixture.plan_groups` with ``step_rng(seed)``)."""
-    return Mixture.of(mixture).plan_groups(num_groups, group_size, seed=seed, group_prefix=f"{seed}-")
+    ``"{seed}-{g}"`` (:meth:`Mixture.plan_groups` with ``step_rng(seed)``;
+    ``split`` and the entries' make ``kwargs`` as there)."""
+    return Mixture.of(mixture).plan_groups(num_groups, group_size, seed=seed, group_prefix=f"{seed}-",
+                                           split=split, kwargs=kwargs)
 
 
 def _turn_seed(seed: int, spec: EpisodeSpec, turn: int) -> int:
@@ -141,9 +143,7 @@ class _Runner:
 
     async def _play(self, slot: int, ep: _Episode) -> None:
         t, spec, fmt = ep.traj, ep.spec, self.fmt
-        obs, info = await self._env(self.vec.areset_at(
-            slot, env_id=spec.env_id, entry=spec.entry or None, seed=spec.seed,
-            options=dict(spec.options) if spec.options else None))
+        obs, info = await self._env(self.vec.areset_at(slot, task=spec.task))
         t.task_id = str(info.get("task_id", ""))
         t.split = info.get("split", self.vec.split)
         t.difficulty = float(info.get("difficulty") or 0.0)
@@ -249,7 +249,7 @@ async def acollect(
     sampling: SamplingParams | None = None,
     seed: int = 0,
     num_envs: int | None = None,
-    split: str = "train",
+    split: str | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
     max_turns: int | None = None,
     max_tokens: int | None = None,
@@ -262,9 +262,12 @@ async def acollect(
 
     ``envs``: a :class:`~gym_llm.runtime.vector.VectorLLMEnv` (its slots bound the
     number of concurrent episodes) or ids/mixture for :func:`gym_llm.make_vec`
-    (``num_envs`` slots, default: every episode at once; ``split``, ``seed``,
-    ``env_kwargs`` go to it). What to run: ``num_groups`` groups of
-    ``group_size`` (see :func:`plan_groups`), or explicit ``episodes``.
+    (``num_envs`` slots, default: every episode at once; ``seed``, ``split``
+    (default ``"train"``) and ``env_kwargs`` go to it). What to run:
+    ``num_groups`` groups of ``group_size`` (see :func:`plan_groups`: the
+    vector env's split and kwargs), or explicit ``episodes``, each played on
+    its task as its :class:`~gym_llm.envs.taskref.TaskRef` names it (id,
+    split, kwargs: passing ``split`` or ``env_kwargs`` too is a ``ValueError``).
     Limits: ``max_turns`` policy turns and ``max_tokens`` prompt + response
     tokens per trajectory (``truncated`` with ``truncated_reason`` when hit;
     a turn is cut to the remaining room), ``env_timeout_s`` per env call
@@ -276,17 +279,21 @@ async def acollect(
     given, is filled with counters and timings.
     """
     own_vec = not isinstance(envs, VectorLLMEnv)
-    if episodes is None:
-        if num_groups is None:
-            raise ValueError("pass num_groups (with group_size) or episodes")
-        mixture = envs.mixture if isinstance(envs, VectorLLMEnv) else envs
-        episodes = plan_groups(mixture, num_groups, group_size, seed)  # type: ignore[arg-type]
-    episodes = list(episodes)
+    if episodes is None and num_groups is None:
+        raise ValueError("pass num_groups (with group_size) or episodes")
+    if episodes is not None and (split is not None or env_kwargs is not None):
+        raise ValueError("explicit episodes name their split and env kwargs in their TaskRef; "
+                         "pass split and env_kwargs only with num_groups")
     if own_vec:
-        vec = make_vec(envs, num_envs=num_envs or max(1, len(episodes)), seed=seed, split=split,  # type: ignore[arg-type]
+        slots = len(episodes) if episodes is not None else num_groups * group_size  # type: ignore[operator]
+        vec = make_vec(envs, num_envs=num_envs or max(1, slots), seed=seed, split=split or "train",  # type: ignore[arg-type]
                        env_kwargs=env_kwargs)
     else:
         vec = envs  # type: ignore[assignment]
+    if episodes is None:
+        episodes = plan_groups(vec.mixture, num_groups, group_size, seed, split=vec.split,  # type: ignore[arg-type]
+                               kwargs={e: vec.entry_kwargs(e) for e in vec.mixture.entries})
+    episodes = list(episodes)
     runner = _Runner(policy, vec, sampling or SamplingParams(), max_turns, max_tokens,
                      env_timeout_s, template_kwargs, on_trajectory)
     try:

@@ -1,5 +1,5 @@
 """The code environments: bundled function tasks, bundled stdin/stdout tasks,
-and (in :mod:`gym_llm_code.datasets`) tasks loaded from dataset files.
+and (in :mod:`gym_llm_code.dataset_env`) tasks loaded from dataset files.
 
 All share :class:`CodeEnv`: an answer is verified in the sandbox; with
 ``max_turns > 1`` a failed attempt gets feedback (the public examples'
@@ -17,12 +17,14 @@ from typing import Any
 from gym_llm_sandbox import Sandbox
 
 from gym_llm.envs.core import SingleTurnEnv, Turn
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.parsing import message_text
 from gym_llm.envs.rewards import RewardResult
 from gym_llm.envs.tasks import Task, TaskList, TaskSet, content_hash
 
 from .harness import POLICY, Steps, default_sandbox
 from .problems import FunctionProblem, StdioProblem, function_problems, stdio_problems
+from .signals import SIGNALS
 from .verify import GradingPolicy, averify, function_steps, stdio_steps, verify
 
 __all__ = [
@@ -89,7 +91,10 @@ class CodeEnv(SingleTurnEnv):
     last answer again with :meth:`strict_steps`: for the bundled envs the
     fixed tests plus :data:`STRICT_RANDOM_FACTOR` times as many random tests
     of a different rotation (:func:`strict_rotation`), all of which must pass.
+    The hack signals are the domain's (:mod:`gym_llm_code.signals`).
     """
+
+    hack_signals = SIGNALS
 
     def __init__(
         self,
@@ -154,7 +159,7 @@ class CodeEnv(SingleTurnEnv):
         """The last answer verified by :meth:`strict_steps`, discounted by
         the attempt it came in, as training is; a sandbox failure is the
         result's ``error`` (the episode stays strict-ungraded)."""
-        turns = [m for m in messages if m.get("role") == "assistant"]
+        turns = assistant_messages(messages)
         if not turns:
             return RewardResult(0.0, {"pass_rate": 0.0, "passed": 0.0}, {"reason": "strict: no answer"})
         result = await averify(self.strict_steps(self.task, message_text(turns[-1])), lambda: self.sandbox)

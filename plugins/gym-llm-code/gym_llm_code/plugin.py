@@ -35,7 +35,7 @@ ENVIRONMENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
         COMMON_DEFAULTS,
     ),
     "code/Dataset-v0": (
-        "gym_llm_code.datasets:DatasetEnv",
+        "gym_llm_code.dataset_env:DatasetEnv",
         "Code datasets in HumanEval, MBPP or stdin/stdout format (.jsonl/.json/.parquet "
         "or a Hugging Face name), verified in nsjail; default: a bundled sample",
         {"path": None, "format": "auto", "max_turns": 1, "tests": "fixed", "reward": "passed",
@@ -47,14 +47,6 @@ ENVIRONMENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
 @gym_llm.hookimpl
 def gym_llm_register(registry: Any) -> None:
     registry.register_all(ENVIRONMENTS)
-
-
-@gym_llm.hookimpl
-def gym_llm_hack_signals() -> list[Any]:
-    """Early exits, fake test output, harness tampering, hard-coded examples (:mod:`gym_llm_code.signals`)."""
-    from gym_llm_code.signals import SIGNALS
-
-    return SIGNALS
 
 
 @gym_llm.hookimpl

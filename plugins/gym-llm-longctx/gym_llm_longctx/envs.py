@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gym_llm import Draft, ProceduralTasks, RewardResult, SingleTurnEnv
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.tasks import Plan
 
 from .context import Filler, fit, place_inserts
 from .prose import invented_word, key_phrase, paragraph_units, proper_name, variable_name
 from .rewards import as_values, reward_fn, strict_score
+from .signals import SIGNALS
 from .tokens import TokenCounter, load_counter
 
 __all__ = [
@@ -108,6 +110,7 @@ class LongContextEnv(SingleTurnEnv):
     (seeds the draws) and implement :meth:`plan`."""
 
     task_name = "longctx"
+    hack_signals = SIGNALS
 
     def __init__(
         self,
@@ -145,7 +148,7 @@ class LongContextEnv(SingleTurnEnv):
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
         """Exact match of the last assistant turn's box
         (:func:`~gym_llm_longctx.rewards.strict_score`)."""
-        turns = [m for m in messages if m.get("role") == "assistant"]
+        turns = assistant_messages(messages)
         result = strict_score(turns[-1] if turns else "", as_values(self.task.answer))
         result.score *= self.attempt_discount ** max(0, len(turns) - 1)
         return result

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from gym_llm import Draft, ProceduralTasks, RewardResult, Tool, ToolEnv
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.parsing import parse_tool_calls
 from gym_llm.envs.tasks import Plan
 from gym_llm.envs.tools import render_tools_prompt
@@ -16,6 +17,7 @@ from .context import Filler, fit, interleave
 from .envs import ANSWER_RULES, _distinct, _scaled
 from .prose import key_phrase, paragraph_units
 from .rewards import as_values, score_answer, strict_score
+from .signals import SIGNALS
 from .tokens import load_counter
 
 __all__ = ["DocNavigator", "default_document_tokens", "paginate"]
@@ -66,6 +68,8 @@ class DocNavigator(ToolEnv):
     the system prompt, for chat templates that do not render tools (default
     True). A truncated episode (budget spent on tool calls) earns 0.
     """
+
+    hack_signals = SIGNALS
 
     def __init__(
         self,
@@ -215,7 +219,7 @@ class DocNavigator(ToolEnv):
         """Exact match of the final answer's box
         (:func:`~gym_llm_longctx.rewards.strict_score`); an episode that ran
         out of turns while calling tools has no answer and scores 0."""
-        turns = [m for m in messages if m.get("role") == "assistant"]
+        turns = assistant_messages(messages)
         parsed = parse_tool_calls(turns[-1]) if turns else None
         if parsed is None or parsed.calls or parsed.errors:
             return RewardResult(0.0, {"exact": 0.0}, {"reason": "strict: no final answer"})

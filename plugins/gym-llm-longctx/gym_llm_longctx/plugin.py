@@ -52,20 +52,6 @@ def gym_llm_register(registry: Any) -> None:
 
 
 @gym_llm.hookimpl
-def gym_llm_hack_signals() -> list[Any]:
-    """Candidate listing: the answer names wrong candidates beside the right one."""
-    from gym_llm.runtime.monitoring import HackSignal
-
-    def listing(traj: Any) -> bool:
-        # the verifier's own count (step info) of the context's candidates the answer named
-        return traj.info.get("named_wrong", 0) >= 1 and traj.info.get("named_required", 0) >= 1
-
-    return [HackSignal("candidate_listing", "longctx/*", "the answer names wrong candidates from the context "
-                       "beside the required value(s): hedging against the anti-hedging penalty", listing,
-                       threshold=0.1)]
-
-
-@gym_llm.hookimpl
 def gym_llm_doctor() -> list[dict[str, Any]]:
     """Report whether exact token counting (``tokenizer=`` a path) is available."""
     try:

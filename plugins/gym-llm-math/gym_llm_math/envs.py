@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from gym_llm import ProceduralTasks, RewardResult, SingleTurnEnv, Task, TaskSet
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.parsing import extract_boxed, last_boxed, message_text
 
 from .dataset import SAMPLE, DatasetSource, DatasetTasks
 from .generators import algebra, arithmetic, word_problems
+from .signals import SIGNALS
 from .verifier import is_expanded, response_text, verify
 
 __all__ = [
@@ -101,6 +103,8 @@ class MathEnv(SingleTurnEnv):
     #: keeps its end, where the final answer is.
     action_cut_keeps = "tail"
 
+    hack_signals = SIGNALS
+
     def __init__(
         self,
         tasks: TaskSet | Sequence[Task],
@@ -134,7 +138,7 @@ class MathEnv(SingleTurnEnv):
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
         """The strict grader (:func:`strict_score`) of the final turn,
         discounted by the attempt it came in, as training is."""
-        turns = [m for m in messages if m.get("role") == "assistant"]
+        turns = assistant_messages(messages)
         return await strict_score(self.task, message_text(turns[-1]) if turns else "",
                                   self.attempt_discount ** (len(turns) - 1))
 
@@ -199,8 +203,8 @@ class DatasetEnv(MathEnv):
     :class:`~gym_llm_math.dataset.DatasetTasks`).
 
     Args:
-        path: ``.jsonl``/``.json``/``.parquet`` file, Hugging Face dataset name
-            or local dataset folder, or ``{"train": ..., "heldout": ...}``;
+        path: a ``.jsonl``/``.json``/``.parquet`` file (``.jsonl.gz``/``.json.gz``
+            too), Hugging Face dataset name or local dataset folder, or ``{"train": ..., "heldout": ...}``;
             ``None``: the bundled GSM8K-format sample.
         hf_config: Hugging Face dataset config (e.g. ``"main"`` for gsm8k).
         question_key, answer_key: Field names, if not ``question``/``problem``

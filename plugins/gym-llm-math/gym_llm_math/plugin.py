@@ -46,14 +46,6 @@ def gym_llm_register(registry: Any) -> None:
 
 
 @gym_llm.hookimpl
-def gym_llm_hack_signals() -> list[Any]:
-    """Several boxes, hedges, answers copied from the prompt (:mod:`gym_llm_math.signals`)."""
-    from gym_llm_math.signals import SIGNALS
-
-    return SIGNALS
-
-
-@gym_llm.hookimpl
 def gym_llm_doctor() -> list[dict[str, Any]]:
     """One real symbolic comparison through a math-verify worker."""
     from gym_llm_math import verify

@@ -19,12 +19,14 @@ from typing import Any
 from gym_llm_sandbox import ExecResult, Limits, Sandbox, SandboxError, SandboxPolicy
 
 from gym_llm import ProceduralTasks, RewardResult, Task, ToolEnv, Turn
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.parsing import message_text, parse_tool_calls
 from gym_llm.envs.tools import Tool, render_tools_prompt
 
 from .dataset import SAMPLE, DatasetSource, DatasetTasks
 from .envs import FEEDBACK, FORMAT_FEEDBACK, resolve_attempts, score_answer, strict_score
 from .generators import GENERATORS
+from .signals import SIGNALS
 
 __all__ = ["PythonToolEnv", "POLICY", "SYSTEM_PROMPT"]
 
@@ -115,6 +117,8 @@ class PythonToolEnv(ToolEnv):
     #: the CPU: 16 calls in one turn took 160 s of wall and host CPU.
     max_calls_per_turn = 4
 
+    hack_signals = SIGNALS
+
     def __init__(
         self,
         *,
@@ -196,7 +200,7 @@ class PythonToolEnv(ToolEnv):
         """The math strict grader (:func:`~gym_llm_math.envs.strict_score`)
         of the last answer turn (one without tool calls), discounted by its
         attempt as training is; no answer (the turns ran out) scores 0."""
-        answers = [m for m in messages if m.get("role") == "assistant" and not _calls_tools(m)]
+        answers = [m for m in assistant_messages(messages) if not _calls_tools(m)]
         if not answers:
             return RewardResult(0.0, {"format": 0.0, "correct": 0.0}, {"reason": "strict: no final answer"})
         return await strict_score(self.task, message_text(answers[-1]), self.attempt_discount ** (len(answers) - 1))

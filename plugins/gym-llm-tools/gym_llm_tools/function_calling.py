@@ -23,10 +23,12 @@ import random
 from typing import Any
 
 from gym_llm import Draft, ProceduralTasks, RewardResult, SingleTurnEnv
+from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.tools import render_tools_prompt
 
 from .catalog import CASES, Case, schema_of
 from .checker import score_tool_calls
+from .signals import SIGNALS
 
 __all__ = ["FunctionCallingEnv", "generate_request", "SYSTEM_PROMPT"]
 
@@ -100,6 +102,8 @@ def generate_request(rng: random.Random, difficulty: float) -> Draft:
 class FunctionCallingEnv(SingleTurnEnv):
     """Call the right tool(s) with the right arguments (single turn)."""
 
+    hack_signals = SIGNALS
+
     def __init__(
         self,
         *,
@@ -143,7 +147,7 @@ class FunctionCallingEnv(SingleTurnEnv):
         """The strict grader: exactly the gold calls in the final turn (no
         partial credit for a share of them among extras), discounted by its
         attempt as training is."""
-        turns = [m for m in messages if m.get("role") == "assistant"]
+        turns = assistant_messages(messages)
         result = score_tool_calls(turns[-1] if turns else "", self.task.answer, self.task.metadata["tools"],
                                   partial_credit=False)
         result.score *= self.attempt_discount ** (len(turns) - 1)

@@ -38,14 +38,6 @@ def gym_llm_register(registry: Any) -> None:
 
 
 @gym_llm.hookimpl
-def gym_llm_hack_signals() -> list[Any]:
-    """Calls to every tool, repeated calls, replies with no lookup (:mod:`gym_llm_tools.signals`)."""
-    from gym_llm_tools.signals import SIGNALS
-
-    return SIGNALS
-
-
-@gym_llm.hookimpl
 def gym_llm_doctor() -> list[dict[str, Any]]:
     """One real tool/Shell-v0 episode step: a bash command (with awk) in a sandbox session."""
     env = gym_llm.make("tool/Shell-v0", difficulty=0.0)

@@ -38,6 +38,8 @@ from gym_llm import Draft, ProceduralTasks, RewardResult, Task, ToolEnv
 from gym_llm.envs.tasks import content_hash
 from gym_llm.envs.tools import Tool, function_schema, render_tools_prompt
 
+from .signals import SIGNALS
+
 __all__ = ["ShellEnv", "generate_shell_task", "verify_shell_state", "SHELL_POLICY", "KINDS"]
 
 SYSTEM_PROMPT = (
@@ -461,6 +463,8 @@ def _bash_schema() -> dict[str, Any]:
 
 class ShellEnv(ToolEnv):
     """File-system tasks through a sandboxed bash tool; reward = target work-dir state."""
+
+    hack_signals = SIGNALS
 
     def __init__(
         self,

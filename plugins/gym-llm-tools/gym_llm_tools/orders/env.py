@@ -29,6 +29,7 @@ from gym_llm import ProceduralTasks, RewardResult, Task, ToolEnv, Turn
 from gym_llm.envs.parsing import message_text, parse_tool_calls
 from gym_llm.envs.tools import Tool, validate_arguments
 
+from ..signals import ORDERS_SIGNALS
 from .tasks import TRACKING, generate_orders_task
 from .user import ScriptedUser
 from .world import STATUSES, OrdersWorld
@@ -138,6 +139,8 @@ def verify_orders(task: Task, world: OrdersWorld, messages: Sequence[dict[str, A
 
 class OrdersEnv(ToolEnv):
     """Customer service in a stateful order world, under a policy, with a scripted customer."""
+
+    hack_signals = ORDERS_SIGNALS
 
     def __init__(
         self,
