@@ -119,7 +119,7 @@ def test_answers_cannot_reach_the_checker(sandbox, row):
 
 def test_in_process_answer_never_holds_the_test_code(sandbox):
     # The answer reports the strings of its process's memory that hold the
-    # test's secret (control: one in its own code) and whether it can open the
+    # test's secret (control: one of its own globals) and whether it can open the
     # checker's memory, fds or environment through /proc.
     scan = ("import gc\ndef decode_shift(s):\n    marks = ('qzxvkj' + 'wqpr', 'DECODE' + '_MARK')\n"
             "    found = [o for o in gc.get_objects() if isinstance(o, str) and any(m in o for m in marks)]\n"
@@ -129,7 +129,7 @@ def test_in_process_answer_never_holds_the_test_code(sandbox):
             "            open('/proc/%d/%s' % (os.getppid(), part), 'rb').read(1)\n            found.append('CHECKER ' + part)\n"
             "        except OSError:\n            pass\n"
             "    raise ValueError(repr(sorted(set('SECRET' if 'qzxvkj' + 'wqpr' in f else f[:11] if f.startswith('CHECKER') else 'CONTROL' for f in found))))\n"
-            "# DECODE_MARK\n")
+            "CONTROL = 'DECODE_' + 'MARK'  # in the answer's own globals\n")
     item = parse_row(IN_PROCESS, 0)
     from gym_llm_code.harness import run_job
 

@@ -32,6 +32,7 @@ from .verify import (
     environment_error,
     extract_answer,
     failure_kind,
+    failure_label,
     score_verdicts,
     store,
     value_verdict,
@@ -159,7 +160,7 @@ def _compile_error(error: str, info: dict[str, Any]) -> RewardResult:
 
 
 def _hidden_feedback(verdicts: Sequence[Verdict]) -> str:
-    """Feedback that names how tests failed without showing them."""
-    kinds = sorted({v.detail.split(":")[0] for v in verdicts if not v.ok})
+    """Feedback that names how tests failed (:func:`failure_label`) without showing them."""
+    kinds = sorted({failure_label(v) for v in verdicts if not v.ok})
     return (f"Your solution fails {sum(not v.ok for v in verdicts)} of {len(verdicts)} tests "
             f"({', '.join(kinds)}). Fix it and answer again with the complete function in a ```python block.")

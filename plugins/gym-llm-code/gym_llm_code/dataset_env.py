@@ -114,7 +114,7 @@ class DatasetEnv(CodeEnv):
 
     def _steps(self, item: AssertionItem | StdioItem, text: str, policy: GradingPolicy) -> Steps[RewardResult]:
         if isinstance(item, StdioItem):
-            return stdio_steps(item.problem, text, self.rotation, policy)
+            return stdio_steps(item.problem, text, self.current_rotation, policy)
         raw = self.raw_completions if self.raw_completions is not None else item.format == "humaneval"
         return assertion_steps(item, text, policy, raw)
 

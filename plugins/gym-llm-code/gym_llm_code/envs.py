@@ -29,7 +29,7 @@ from .verify import GradingPolicy, averify, function_steps, stdio_steps, verify
 
 __all__ = [
     "CodeEnv", "PythonFunctionsEnv", "StdioEnv", "function_task", "stdio_task", "split_of",
-    "make_sandbox", "strict_rotation", "STRICT_RANDOM_FACTOR",
+    "make_sandbox", "strict_rotation", "attempt_rotation", "STRICT_RANDOM_FACTOR",
 ]
 
 #: Share of the bundled problems (by a hash of the name) in the held-out split.
@@ -51,7 +51,22 @@ def strict_rotation(rotation: int) -> int:
     training rotation is ``rotation``: derived (so the same episode is
     strict-graded the same way in any process) and never ``rotation`` itself,
     so a policy that learned one rotation's inputs gains nothing from it."""
-    derived = int(content_hash(f"strict|{rotation}")[:8], 16) % 2**31
+    return _derived_rotation(f"strict|{rotation}", rotation)
+
+
+def attempt_rotation(rotation: int, attempt: int) -> int:
+    """The rotation of the random tests of attempt ``attempt`` (0-based) of an
+    episode whose rotation is ``rotation``: the first attempt uses ``rotation``
+    itself (single-turn grading, and the GRPO group sharing a rotation, are
+    unchanged); each later one a fresh rotation derived from both (so the same
+    episode seed and answers give the same rewards in any process), so that
+    what one attempt learned about its random inputs is no use to the next."""
+    return rotation if attempt == 0 else _derived_rotation(f"attempt|{rotation}|{attempt}", rotation)
+
+
+def _derived_rotation(key: str, rotation: int) -> int:
+    """A rotation that is a pure function of ``key`` and never ``rotation``."""
+    derived = int(content_hash(key)[:8], 16) % 2**31
     return derived if derived != rotation else (derived + 1) % 2**31
 
 
@@ -75,7 +90,9 @@ class CodeEnv(SingleTurnEnv):
     * ``random_tests`` (10): random hidden tests per episode;
     * ``rotation_seed`` (``None``): ``None`` draws a fresh rotation of random
       tests each episode from the environment's RNG (so it is fixed by the
-      reset seed); an int uses that rotation in every episode;
+      reset seed); an int uses that rotation in every episode; either way a
+      later attempt of a multi-turn episode draws its own
+      (:func:`attempt_rotation`, :attr:`current_rotation`);
     * ``reward`` (``"passed"``): the score is ``passed`` (all hidden tests
       pass) or ``pass_rate``; both are always in ``reward_components``;
     * ``test_timeout_s`` (2.0) per test, ``time_budget_s`` (10.0) per answer;
@@ -174,6 +191,11 @@ class CodeEnv(SingleTurnEnv):
             self.rotation = int(self.rotation_seed)
         return {"rotation": self.rotation}
 
+    @property
+    def current_rotation(self) -> int:
+        """The rotation of the random tests of the attempt being graded."""
+        return attempt_rotation(self.rotation, self.turn)
+
     def feedback(self, result: RewardResult) -> str:
         return str(result.info.get("feedback") or self.feedback_text)
 
@@ -246,7 +268,7 @@ class PythonFunctionsEnv(CodeEnv):
         super().__init__(TaskList(function_task(p) for p in chosen), **kwargs)
 
     def steps(self, task: Task, text: str) -> Steps[RewardResult]:
-        return function_steps(self.problems[task.metadata["problem"]], text, self.rotation, self.policy)
+        return function_steps(self.problems[task.metadata["problem"]], text, self.current_rotation, self.policy)
 
     def strict_steps(self, task: Task, text: str) -> Steps[RewardResult]:
         return function_steps(self.problems[task.metadata["problem"]], text, strict_rotation(self.rotation),
@@ -298,7 +320,8 @@ class StdioEnv(CodeEnv):
         super().__init__(TaskList(stdio_task(p) for p in chosen), **kwargs)
 
     def steps(self, task: Task, text: str) -> Steps[RewardResult]:
-        return stdio_steps(self.problems[task.metadata["problem"]], text, self.rotation, self.policy, self.languages)
+        return stdio_steps(self.problems[task.metadata["problem"]], text, self.current_rotation, self.policy,
+                           self.languages)
 
     def strict_steps(self, task: Task, text: str) -> Steps[RewardResult]:
         return stdio_steps(self.problems[task.metadata["problem"]], text, strict_rotation(self.rotation),

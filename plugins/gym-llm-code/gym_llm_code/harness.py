@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import marshal
+import struct
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -42,6 +43,7 @@ POLICY = SandboxPolicy(
 CPP_COMPILE = ["g++", "-O2", "-std=gnu++17", "-pipe", "-o", "solution", "solution.cpp"]
 
 _MARK = "@@gym-llm-code-result@@"
+_INPUTS_HEAD = struct.Struct(">I")
 _BOOT = "import runner; runner.main()"
 #: Seconds granted on top of a job's test budget for interpreter start-up
 #: and compilation, so the runner (not the sandbox) ends a slow job.
@@ -69,7 +71,11 @@ class Job:
     ``kind``: ``call`` (call ``entry`` on each input's args), ``stdio`` (feed
     each input text on stdin), ``probe`` (evaluate the expressions ``exprs``
     after the task's ``setup`` code, with ``bind`` aliases) or ``check`` (run
-    the task's assertion code ``test`` after ``setup``). For ``probe`` and
+    the task's assertion code ``test`` after ``setup``). ``call`` and
+    ``stdio`` tests run in the order of ``inputs``, and the program is sent
+    each input only when its test runs (``inputs.bin``, :meth:`inputs_file`):
+    its process never holds the input of a later test, so the public examples
+    go first and their results owe nothing to a hidden input. For ``probe`` and
     ``check`` that test code runs in the runner, the program in a separate
     process it calls into (``jail/runner.py``); ``setup``, ``exprs``, ``bind``
     and ``test`` travel in a file the runner opens and unlinks before the
@@ -94,9 +100,10 @@ class Job:
     max_output_bytes: int = 256 * 1024
 
     def spec(self) -> dict[str, Any]:
-        """The job the runner reads (as ``job.bin``)."""
+        """The job the runner reads (as ``job.bin``): everything but the test
+        inputs (:meth:`inputs_file`) and the checker's secret (:meth:`secret`)."""
         spec: dict[str, Any] = {
-            "kind": self.kind, "inputs": self.inputs, "test_timeout": self.test_timeout_s,
+            "kind": self.kind, "test_timeout": self.test_timeout_s,
             "budget": self.budget_s, "max_output_bytes": self.max_output_bytes,
             "max_result_bytes": self.max_output_bytes,
         }
@@ -116,12 +123,26 @@ class Job:
             return {"setup": self.setup, "exprs": self.exprs, "bind": self.bind}
         return {"setup": self.setup, "test": self.test, "bind": self.bind}
 
+    def inputs_file(self) -> bytes:
+        """``inputs.bin``: the inputs the runner sends to the program one test
+        at a time (``jail/runner.py``, ``Inputs``): a big-endian ``uint32``
+        count, ``count + 1`` ``uint64`` offsets into the file, then each input
+        (a ``stdio`` job's text as UTF-8, a ``call`` job's plain args as marshal)."""
+        blobs = [text.encode() if self.kind == "stdio" else marshal.dumps(text, 4) for text in self.inputs]
+        offset = _INPUTS_HEAD.size + 8 * (len(blobs) + 1)
+        offsets = [offset]
+        for blob in blobs:
+            offsets.append(offsets[-1] + len(blob))
+        return _INPUTS_HEAD.pack(len(blobs)) + struct.pack(f">{len(offsets)}Q", *offsets) + b"".join(blobs)
+
     def files(self) -> dict[str, str | bytes]:
         # marshal, not JSON: the runner then needs no json module (its import
         # is a large share of a job's CPU); host-to-jail data only, so trusted.
         sources = _jail_sources()
         files: dict[str, str | bytes] = {"runner.py": sources["runner.py"], "plain.py": sources["plain.py"],
                                          "job.bin": marshal.dumps(self.spec(), 4)}
+        if self.inputs:
+            files["inputs.bin"] = self.inputs_file()
         if self.generator is not None:
             files["genlib.py"] = sources["genlib.py"]
         if self.kind in ("probe", "check"):

@@ -25,6 +25,7 @@ their results make the feedback of multi-turn episodes.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import re
 import threading
 from collections import OrderedDict
@@ -44,7 +45,7 @@ from .problems import FunctionProblem, StdioProblem
 
 __all__ = [
     "GradingPolicy", "LANGUAGE_TAGS", "extract_answer", "function_steps", "stdio_steps",
-    "verify", "averify", "Verdict", "score_verdicts",
+    "verify", "averify", "Verdict", "score_verdicts", "failure_label",
 ]
 
 #: Fence tags accepted for each answer language (an untagged fence is Python).
@@ -167,6 +168,29 @@ def stdio_verdict(expected: str, result: dict[str, Any]) -> Verdict:
     return Verdict(False, f"wrong answer: {diff}", clean_text(result["stdout"], 200))
 
 
+#: Failure kinds named as they are; any other detail is named by :func:`failure_label`.
+_PLAIN_LABELS = frozenset({"wrong result", "wrong answer", "timed out", "not run", "no result", "unreadable result",
+                           "printed too much output", "test failed"})
+
+
+def failure_label(verdict: Verdict) -> str:
+    """What kind of failure ``verdict`` is, from a fixed vocabulary: the
+    labels above, ``crashed``, ``runtime error``, a builtin exception's name,
+    else ``error``. Never text the program wrote (a message, its stderr, an
+    exit status): hidden tests' failures are named only by these labels, in
+    the feedback of multi-turn episodes and in ``info["failures"]``, so they
+    carry nothing of a hidden input the program was given."""
+    head = verdict.detail.split(":")[0]
+    if head in _PLAIN_LABELS:
+        return head
+    if head.startswith("the test process ended"):
+        return "crashed"
+    if head.startswith("runtime error"):
+        return "runtime error"
+    cls = getattr(builtins, head, None)
+    return head if isinstance(cls, type) and issubclass(cls, BaseException) else "error"
+
+
 def score_verdicts(hidden: Sequence[Verdict], policy: GradingPolicy, info: dict[str, Any]) -> RewardResult:
     """The reward of a set of hidden-test verdicts."""
     n = len(hidden)
@@ -179,7 +203,7 @@ def score_verdicts(hidden: Sequence[Verdict], policy: GradingPolicy, info: dict[
         kinds: dict[str, int] = {}
         for v in hidden:
             if not v.ok:
-                key = v.detail.split(":")[0]
+                key = failure_label(v)
                 kinds[key] = kinds.get(key, 0) + 1
         info["failures"] = kinds
     score = passed if policy.reward == "passed" else pass_rate

@@ -3,7 +3,12 @@
 Reads ``job.bin`` (marshal, written by the host) from its own directory,
 runs every test of the job and prints exactly one line, ``MARK`` followed by
 the JSON outcome. The host builds the job (:mod:`gym_llm_code.harness`) and
-reads that line.
+reads that line. The tests' inputs are in ``inputs.bin`` (:class:`Inputs`),
+which the runner opens and unlinks before anything else runs and copies from,
+one test at a time, straight into the test's pipe or stdin file: the runner
+never holds an input in its memory, so no process forked from it does, and a
+program under test holds no input but those of the tests it has been given
+(in the job's order: the public examples before the hidden tests).
 
 Trust model: the runner process never executes the program under test. It
 compiles it (which runs no code), then forks child processes that run it with
@@ -19,10 +24,12 @@ itself or hangs produces no output for the test it was on. Jobs:
 * ``probe`` / ``check``: dataset test code, which runs in the runner itself
   against the program served from a child (see :func:`run_checked`).
 
-``call`` tests run one after another in one child, which sends
-one length-prefixed frame per test; when a test hangs or the child dies, the
-test fails and a fresh child carries on with the next one. ``stdio`` tests
-get a process each.
+``call`` tests run one after another in one child, which reads one
+length-prefixed input frame per test from a pipe and sends one result frame;
+the next input is sent only after the result of the one before arrived. When a
+test hangs or the child dies, the test fails and a fresh child carries on with
+the next one. ``stdio`` tests get a process each, whose stdin file is written
+just before it starts.
 
 A job may carry a trusted ``generator`` (only jobs that run a reference
 solution) that draws extra inputs from seeds; they are returned as ``generated``.
@@ -44,6 +51,7 @@ import plain  # noqa: E402  (needs the path above)
 MARK = "@@gym-llm-code-result@@"
 SOURCE_NAME = "solution.py"
 JOB_NAME = "job.bin"
+INPUTS_NAME = "inputs.bin"
 _FRAME = struct.Struct(">I")
 _MAX_FD = 1 << 16
 _SIGKILL = 9  # not signal.SIGKILL: importing signal costs a few ms per job
@@ -118,7 +126,7 @@ class Child:
     reads: ``result`` always, ``stdout``/``stderr`` when ``capture``. The
     child keeps no other fd of the runner's but those in ``keep``."""
 
-    def __init__(self, body, stdin_path=None, capture=False, keep=()):
+    def __init__(self, body, stdin_fd=None, capture=False, keep=()):
         r_res, w_res = os.pipe()
         self.pipes = {"result": r_res}
         write_ends = [w_res]
@@ -135,7 +143,7 @@ class Child:
                 os.setpgid(0, 0)
                 for fd in self.pipes.values():
                     os.close(fd)
-                os.dup2(os.open(stdin_path, os.O_RDONLY) if stdin_path else _null_fd(os.O_RDONLY), 0)
+                os.dup2(stdin_fd if stdin_fd is not None else _null_fd(os.O_RDONLY), 0)
                 out, err = (w_out, w_err) if capture else (_null_fd(os.O_WRONLY),) * 2
                 os.dup2(out, 1)
                 os.dup2(err, 2)
@@ -243,80 +251,140 @@ class Budget:
         return self.deadline - time.monotonic()
 
 
-def run_values(count, body_from, budget):
-    """Run ``count`` value tests in as few children as possible; ``body_from(i)``
-    is a child body running tests ``i..count-1`` and sending a frame each."""
-    caps = {"result": budget.cap}
-    results = []
-    while len(results) < count:
-        if budget.left() <= 0:
-            results += [{"skipped": True}] * (count - len(results))
-            break
-        child = Child(body_from(len(results)))
-        deadline = budget.test_deadline()
-        end = None
-        while len(results) < count:
-            got = child.frame()
-            if got is not None:
-                results.append(got)
-                deadline = budget.test_deadline()
-                continue
-            end = child.pump(deadline, caps)
-            if end is not None:
-                if end != "deadline":  # frames read along with the end still count
-                    while len(results) < count and (got := child.frame()) is not None:
-                        results.append(got)
-                break
-        code, sig = child.finish()
-        if end is not None and len(results) < count:
-            if end == "deadline":
-                results.append({"timeout": True})
-            elif end == "cap":
-                results.append({"error": f"result larger than {budget.cap} bytes"})
-            else:
-                how = f"killed by signal {sig}" if sig is not None else f"exit status {code}"
-                results.append({"crash": f"the test process ended without a result ({how})"})
-    return results
+class Inputs:
+    """The tests' inputs: ``inputs.bin`` (written by the host: a big-endian
+    ``uint32`` count, ``count + 1`` ``uint64`` offsets, then each input's
+    bytes), opened and unlinked before the program under test is compiled or
+    run, then extra inputs a trusted generator drew (``extend``).
+
+    The file's inputs are copied by the kernel (``sendfile``) from the open
+    file to where a test reads them (:meth:`copy_to`), so they never enter the
+    runner's memory: a process forked from the runner, which is all the
+    program under test ever runs in, holds no input it was not sent. Nor does
+    it inherit the file's fd, and the runner is non-dumpable, so no
+    ``/proc/<runner>/fd`` reaches it. Even the offsets stay in the file: the
+    lengths of inputs not yet sent are not the program's either."""
+
+    _COUNT = struct.Struct(">I")
+    _SPAN = struct.Struct(">QQ")
+
+    def __init__(self, path):
+        self.extra = []
+        try:
+            self.fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:  # a job of generated inputs only
+            self.fd, self.stored = None, 0
+            return
+        os.unlink(path)
+        (self.stored,) = self._COUNT.unpack(os.pread(self.fd, self._COUNT.size, 0))
+
+    def __len__(self):
+        return self.stored + len(self.extra)
+
+    def extend(self, encoded):
+        """Add inputs (bytes each) drawn in the runner by a trusted generator."""
+        self.extra += encoded
+
+    def _span(self, i):
+        """Where stored input ``i`` lies in the file: ``(start, end)``."""
+        return self._SPAN.unpack(os.pread(self.fd, self._SPAN.size, self._COUNT.size + 8 * i))
+
+    def size(self, i):
+        """The length in bytes of input ``i``."""
+        if i >= self.stored:
+            return len(self.extra[i - self.stored])
+        start, end = self._span(i)
+        return end - start
+
+    def copy_to(self, i, fd):
+        """Write input ``i`` to ``fd`` (a pipe or a file; blocking)."""
+        if i >= self.stored:
+            _write_all(fd, self.extra[i - self.stored])
+            return
+        start, end = self._span(i)
+        while start < end:
+            sent = os.sendfile(fd, self.fd, start, end - start)
+            if sent == 0:
+                raise OSError("inputs.bin is truncated")
+            start += sent
 
 
-def _values_body(code, count, produce):
-    """A child body: exec ``code`` once, then send
-    ``produce(ns, i)`` for tests ``start..count-1``."""
-
-    def body_from(start):
-        def body(w_res):
-            ns = _fresh_globals("solution")
-            try:
-                if code is not None:
-                    exec(code, ns)
-            except BaseException as e:  # every remaining test fails the same way
-                error = {"error": _text(e)}
-                for _ in range(start, count):
-                    _send(w_res, error)
-                return 1
-            for i in range(start, count):
-                try:
-                    payload = {"value": plain.encode(produce(ns, i))}
-                except BaseException as e:
-                    payload = {"error": _text(e)}
-                _send(w_res, payload)
-            return 0
-
-        return body
-
-    return body_from
+def _call_server(code, entry, r_req, w_res):
+    """A ``call`` child: exec ``code`` once, then for each input frame read
+    from ``r_req`` send ``entry(*args)`` (or the error) as one result frame,
+    until the runner closes the pipe. Nothing of an input outlives its call
+    here but what the program keeps itself."""
+    ns = _fresh_globals("solution")
+    failed = None
+    try:
+        if code is not None:
+            exec(code, ns)
+    except BaseException as e:  # every test fails the same way
+        failed = {"error": _text(e)}
+    while True:
+        head = _read_exact(r_req, _FRAME.size)
+        if head is None:
+            return 0 if failed is None else 1
+        request = _read_exact(r_req, _FRAME.unpack(head)[0])
+        if failed is not None:
+            _send(w_res, failed)
+            continue
+        try:
+            fn = ns.get(entry)
+            if not callable(fn):
+                raise NameError(f"the solution does not define a function {entry}()")
+            payload = {"value": plain.encode(fn(*[plain.decode(a) for a in marshal.loads(request)]))}
+        except BaseException as e:
+            payload = {"error": _text(e)}
+        request = None
+        _send(w_res, payload)
 
 
 def run_call(job, code, inputs, budget):
+    """Run the ``call`` tests in one child (a fresh one after a timeout, a
+    crash or an oversized result), sending each input only once the result
+    of the test before it arrived."""
     entry = job["entry"]
-
-    def produce(ns, i):
-        fn = ns.get(entry)
-        if not callable(fn):
-            raise NameError(f"the solution does not define a function {entry}()")
-        return fn(*[plain.decode(a) for a in inputs[i]])
-
-    return run_values(len(inputs), _values_body(code, len(inputs), produce), budget)
+    caps = {"result": budget.cap}
+    results = []
+    child = w_req = None
+    while len(results) < len(inputs):
+        i = len(results)
+        if budget.left() <= 0:
+            results += [{"skipped": True}] * (len(inputs) - i)
+            break
+        if child is None:
+            r_req, w_req = os.pipe()
+            child = Child(lambda w_res: _call_server(code, entry, r_req, w_res), keep=(r_req,))  # noqa: B023
+            os.close(r_req)
+        try:
+            _write_all(w_req, _FRAME.pack(inputs.size(i)))
+            inputs.copy_to(i, w_req)
+        except BrokenPipeError:  # the child is gone: pump reports how
+            pass
+        deadline = budget.test_deadline()
+        end = None
+        while (got := child.frame()) is None:
+            end = child.pump(deadline, caps)
+            if end is not None:
+                got = child.frame()  # a frame read along with the end still counts
+                break
+        if end is not None:  # this child is done: a fresh one runs the next test
+            os.close(w_req)
+            status, sig = child.finish()
+            child = None
+            if got is None and end == "deadline":
+                got = {"timeout": True}
+            elif got is None and end == "cap":
+                got = {"error": f"result larger than {budget.cap} bytes"}
+            elif got is None:
+                how = f"killed by signal {sig}" if sig is not None else f"exit status {status}"
+                got = {"crash": f"the test process ended without a result ({how})"}
+        results.append(got)
+    if child is not None:
+        os.close(w_req)
+        child.finish()
+    return results
 
 
 # ----------------------------------------------------------------------------- checked jobs
@@ -659,20 +727,22 @@ def run_stdio(job, code, inputs, budget):
     caps = {"result": 1 << 16, "stdout": cap, "stderr": cap}
     body = _exec_main(job["argv"]) if code is None else _python_main(code)
     results = []
-    for i, text in enumerate(inputs):
+    for i in range(len(inputs)):
         if budget.left() <= 0:
             results.append({"skipped": True})
             continue
-        path = os.path.join(HERE, f"stdin_{i}.txt")
-        with open(path, "w") as f:
-            f.write(text)
-        child = Child(body, stdin_path=path, capture=True)
+        # An anonymous file: no path that an earlier test's process could have
+        # planted a link or a FIFO at, nothing left behind for a later one.
+        stdin = os.memfd_create("stdin")
+        inputs.copy_to(i, stdin)
+        os.lseek(stdin, 0, os.SEEK_SET)
+        child = Child(body, stdin_fd=stdin, capture=True)
+        os.close(stdin)
         deadline = budget.test_deadline()
         end = None
         while end is None:
             end = child.pump(deadline, caps)
         status, sig = child.finish()
-        os.unlink(path)
         results.append({
             "stdout": bytes(child.data["stdout"][:cap]).decode("utf-8", "replace"),
             "stderr": bytes(child.data["stderr"][-2000:]).decode("utf-8", "replace"),
@@ -726,11 +796,11 @@ def main():
     with open(path, "rb") as f:
         job = marshal.loads(f.read())  # written by the host: trusted
     os.unlink(path)  # the program under test must not find the job (and a check job's tests) on disk
+    inputs = Inputs(os.path.join(HERE, INPUTS_NAME))  # before the program under test is compiled or run
     out = {}
-    inputs = list(job.get("inputs", []))
     if job.get("generator"):
         out["generated"] = generate(job["generator"])
-        inputs += out["generated"]
+        inputs.extend([text.encode() if type(text) is str else marshal.dumps(text) for text in out["generated"]])
     code = None
     if job.get("compile"):
         error = compile_step(job["compile"])
