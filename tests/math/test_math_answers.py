@@ -21,6 +21,8 @@ from hypothesis import strategies as st
     ("-\\frac{1}{2}", Fraction(-1, 2), False), ("25\\%", 25, True), ("25 percent", 25, True),
     ("12 apples", 12, False), ("3.5 km/h", Fraction(7, 2), False), ("90^{\\circ}", 90, False),
     ("20 \\text{ cm}", 20, False), ("$5$", 5, False), ("\\text{12}", 12, False), ("12.", 12, False),
+    ("1e3", 1000, False), ("1.2e1", 12, False), ("1.2E-1", Fraction(3, 25), False), ("-2.5e+2", -250, False),
+    ("\\color{red}12", 12, False), ("\\phantom{0}12", 12, False),
 ])
 def test_plain_numbers(text, value, percent):
     n = plain_number(text)
@@ -28,8 +30,9 @@ def test_plain_numbers(text, value, percent):
 
 
 @pytest.mark.parametrize("text", [
-    "", "x", "5x", "12cm", "1,5", "1,00", "2^3", "\\sqrt{2}", "1e3", "5 7", "\\frac{1}{0}", "(1, 2)",
-    "--5", "5 - 3", "1" * 2000, "\\frac{x}{2}",
+    "", "x", "5x", "12cm", "1,5", "1,00", "2^3", "\\sqrt{2}", "1e", "e3", "1e3.5", "5 7", "\\frac{1}{0}", "(1, 2)",
+    "--5", "5 - 3", "1" * 2000, "\\frac{x}{2}", "5 \\text{ or more}", "5 \\text{ (or 7)}", "5 \\text{ if odd}",
+    "5 possibly",
 ])
 def test_not_plain_numbers(text):
     assert plain_number(text) is None
@@ -42,6 +45,13 @@ def test_not_plain_numbers(text):
     ("\\begin{pmatrix}1 & 2\\\\3 & 4\\end{pmatrix}", False), ("\\frac{1}{2}", False), ("color", False),
     ("2\\,\\sqrt{3}", False), ("x^2+3\\,x+2", False), ("2\\sqrt{3}\\;", False), ("2\\sqrt{3}\\quad", False),
     ("\\sqrt{2},", False),
+    # a second value hidden at any depth, or a case split (issue 37)
+    ("5 \\text{ (or } 7\\text{)}", True), ("5 \\; (\\text{or } 7)", True), ("5 \\text{ possibly } 7", True),
+    ("\\text{either } 5", True), ("5 \\text{ if } n \\text{ odd} \\; 7 \\text{ if even}", True),
+    ("5 \\text{ when } n \\text{ odd}", True), ("5 \\textrm{ (7)}", True), ("5\\mbox{ (maybe 7)}", True),
+    ("\\begin{cases} 5 & n \\text{ odd} \\\\ 7 & n \\text{ even} \\end{cases}", True), ("1orW(x)=-1", True),
+    ("5 \\text{ apples}", False), ("12\\text{ cm}^2", False), ("\\text{Option 2}", False), ("\\text{(C)}", False),
+    ("5 \\text{ for all } n", False), ("\\text{Oregon}", False), ("\\begin{pmatrix}1\\\\2\\end{pmatrix}", False),
 ])
 def test_multi_valued(text, multi):
     assert is_multi_valued(text) is multi

@@ -283,3 +283,124 @@ def test_one_call_has_one_time_budget_across_its_comparisons():
         assert v("5", boxed("x = 2 + 3 = 5")).score == 1.0  # the budget is per call
     finally:
         v.close()
+
+
+# ------------------------------------------------------------ third round, issue 37
+@pytest.mark.parametrize("answer", [
+    "5 \\text{ (or } 7\\text{)}",                                     # the second value in parentheses...
+    "5 \\; (\\text{or } 7)", "5 \\textrm{ (or 7)}", "5\\mbox{ (maybe 7)}", "5 \\text{ (7)}",
+    "5 \\text{ if } n \\text{ odd} \\; 7 \\text{ if even}",           # ...a case split...
+    "5 \\text{ if } n \\text{ is odd}", "5 \\text{ when } n \\text{ odd}, 7 \\text{ otherwise}",
+    "\\begin{cases} 5 & n \\text{ odd} \\\\ 7 & n \\text{ even} \\end{cases}",
+    "\\begin{dcases} 5 & n \\text{ odd} \\\\ 7 & \\text{else} \\end{dcases}",
+    "\\text{either } 5 \\text{ or } 7", "5 \\text{ possibly } 7",     # ...other wordings
+    "5 \\text{, possibly } 7", "5 \\text{ or possibly } 7", "5 \\text{ or more}", "5; 7", "5, \\text{or } 7",
+    "\\color{red}{5, 7}", "\\text{Either}\\ 5",
+])
+def test_a_second_value_or_a_case_split_in_one_box_is_a_hedge(answer, slow):
+    """Each earned 1.0 for gold 5 (math-verify drops text after a value as its unit,
+    and reads only the first case)."""
+    result = both(slow, "5", boxed(answer))
+    assert result.score == 0.0 and result.info["reason"].startswith("hedged"), (answer, result.info)
+
+
+@pytest.mark.parametrize(("gold", "answer"), [
+    ("5", "5 \\text{ apples}"), ("12", "12\\text{ cm}^2"), ("12", "12 \\text{ cm}"), ("90", "90 \\text{ degrees}"),
+    ("\\text{(C)}", "\\text{(C)}"), ("\\text{Option 2}", "\\text{Option 2}"), ("\\text{Oregon}", "\\text{Oregon}"),
+    ("x = 2 \\text{ or } x = 3", "x = 3 \\text{ or } x = 2"),
+])
+def test_text_units_and_prose_answers_are_not_hedges(gold, answer, slow):
+    assert both(slow, gold, boxed(answer)).score == 1.0
+
+
+@pytest.mark.parametrize(("gold", "answer", "expected"), [
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", 1.0),
+    ("\\begin{pmatrix}1\\\\2\\end{pmatrix}", "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", 1.0),
+    ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", 1.0),
+    # ``\\ `` read as ``\`` and a control space made every column vector one sum:
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix} 2 \\\\ 1 \\end{pmatrix}", 0.0),
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix} 3 \\end{pmatrix}", 0.0),
+    ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}", "\\begin{pmatrix} 3 & 4 \\\\ 1 & 2 \\end{pmatrix}", 0.0),
+])
+def test_a_matrix_is_read_the_same_however_its_rows_are_spaced(gold, answer, expected, slow):
+    assert both(slow, gold, boxed(answer)).score == expected
+
+
+@pytest.mark.parametrize(("gold", "answer", "expected"), [
+    ("12", "1.2e1", 1.0), ("1200", "1.2e3", 1.0), ("0.12", "1.2E-1", 1.0), ("-250", "-2.5e+2", 1.0),
+    ("12", "1.3e1", 0.0), ("6e", "2e3", 0.0),
+])
+def test_scientific_notation_is_a_number(gold, answer, expected, slow):
+    assert both(slow, gold, boxed(answer)).score == expected
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("\\phantom{0}12", 1.0), ("\\color{red}12", 1.0), ("\\color{red}{12}", 1.0), ("\\textcolor{blue}{12}", 1.0),
+    ("\\color[rgb]{1,0,0}12", 1.0), ("\\newcommand{\\x}{12}\\x", 1.0), ("\\def\\x{6}\\x+\\x", 1.0),
+    ("\\renewcommand\\half{6} 2 \\cdot \\half", 1.0),
+    ("\\color{red}13", 0.0), ("\\phantom{12}13", 0.0), ("\\newcommand{\\x}{13}\\x", 0.0),
+    ("\\newcommand{\\x}[1]{#1}\\x{12}", 0.0),  # a macro with arguments is not expanded: unreadable
+    ("\\newcommand{\\x}{12}\\xy", 0.0),         # \xy is not \x
+])
+def test_harmless_macros_change_nothing(answer, expected, slow):
+    assert both(slow, "12", boxed(answer)).score == expected, answer
+
+
+def test_a_macro_bomb_stays_small_and_fast():
+    import time
+
+    defs = "".join(f"\\newcommand{{\\m{chr(97 + k)}}}{{\\m{chr(98 + k)}\\m{chr(98 + k)}}}" for k in range(24))
+    t0 = time.monotonic()
+    result = verify("12", boxed(defs + "\\ma"))
+    assert result.score == 0.0 and time.monotonic() - t0 < 3.0
+
+
+@pytest.mark.parametrize(("gold", "response"), [
+    ("{1,2,3}", "\\boxed{1} and \\boxed{2} and \\boxed{3}"),         # several boxes, one gold set
+    ("{1,2,3}", "\\boxed{1},\\boxed{2},\\boxed{3}"),
+    ("\\{1, 2, 3\\}", "\\boxed{3}, \\boxed{1}, \\boxed{2}"),
+    ("\\boxed{1} papers and \\boxed{2} bins", "\\boxed{1,2}"),          # ...and the reverse
+    ("$\\boxed{1}\\boxed{2}$", "\\boxed{\\{2, 1\\}}"),
+    ("\\boxed{2}, \\boxed{3} and \\boxed{5}", "\\boxed{{2, 3, 5}}"),
+    ("W(x)=1 or W(x)=-1", "\\boxed{W(x) = 1, W(x) = -1}"),
+    ("W(x)=1orW(x)=-1", "\\boxed{W(x)=1 \\text{ and } W(x)=-1}"),
+    ("W(x)=1 \\text{ or } W(x)=-1", "\\boxed{W(x) = -1} or \\boxed{W(x) = 1}"),
+    ("(5, 8), (8, 5)", "\\boxed{(x, y) = (5, 8) \\quad \\text{and} \\quad (8, 5)}"),
+    ("(5, 8)", "\\boxed{(x, y) = (5, 8)}"),
+])
+def test_a_set_matches_however_it_is_boxed(gold, response, slow):
+    assert both(slow, gold, response).score == 1.0
+
+
+@pytest.mark.parametrize(("gold", "response"), [
+    ("{1,2,3}", "\\boxed{1},\\boxed{2}"), ("{1,2,3}", "\\boxed{1},\\boxed{2},\\boxed{3},\\boxed{4}"),
+    ("\\boxed{1} papers and \\boxed{2} bins", "\\boxed{2}"),
+    ("\\boxed{1} no no no no no \\boxed{2}", "\\boxed{1,2}"),         # a derivation between: the last box
+    ("\\boxed{\\frac{10}{2}} = \\boxed{5}", "\\boxed{10/2, 5}"),
+    ("W(x)=1 or W(x)=-1", "\\boxed{W(x) = 1}"), ("W(x)=1 or W(x)=-1", "\\boxed{W(x) = 1, W(x) = 2}"),
+    ("(5, 8), (8, 5)", "\\boxed{(x, y) = (5, 8) \\quad \\text{and} \\quad (8, 6)}"),
+    ("(5, 8)", "\\boxed{(x, y) = (5, 9)}"), ("13", "\\boxed{{2, 3, 5, 7, 13}}"),
+    ("2, 3", "\\boxed{2, 3 \\text{ (or } 4\\text{)}}"), ("2, 3", "\\boxed{2} and \\boxed{3 \\text{ (possibly 4)}}"),
+])
+def test_a_set_is_still_matched_as_a_set(gold, response, slow):
+    assert both(slow, gold, response).score == 0.0
+
+
+def test_a_long_decimal_of_a_rational_matches_only_under_the_lenient_knob(slow):
+    """``0.0833333333333333`` is not 1/12 (it is 833333333333333/10^16): exact by default,
+    as ``0.333333`` is not 1/3; under ``lenient_decimals`` it rounds to it, as any decimal may."""
+    assert both(slow, "\\frac{1}{12}", boxed("0.0833333333333333")).score == 0.0
+    assert both(slow, "\\frac{1}{12}", boxed("0.0833333333333333"), lenient_decimals=True).score == 1.0
+    assert both(slow, "\\frac{1}{12}", boxed("0.0833"), lenient_decimals=True).score == 1.0
+    assert both(slow, "\\frac{1}{12}", boxed("0.0833333333333334"), lenient_decimals=True).score == 0.0  # 1/12 rounds to ...333
+
+
+@pytest.mark.parametrize(("gold", "answer"), [
+    ("x = 11", "x = 5+5+1 = 7 = 11"),   # a relation chain with a false step is a hedge
+    ("z = 2", "z = 3+3 = 2"),
+    ("1000.99", "1000,99"),              # a decimal comma: 1000,99 is two values (or a typo of 100,099)
+    ("1.22", "1,22"),
+])
+def test_deliberate_strictness(gold, answer, slow):
+    """math-verify accepts these; docs/math.md says why we do not."""
+    assert both(slow, gold, boxed(answer)).score == 0.0

@@ -26,6 +26,13 @@ def episode(answer: str, prompt: str = PROMPT) -> Trajectory:
     ("maybe \\boxed{41} or \\boxed{42}", ["multiple_boxes", "hedge"]),
     ("\\boxed{41 \\text{ or } 42}", ["hedge"]),
     ("\\boxed{\\pm 42}", ["hedge"]),
+    # a second value in parentheses or a case split inside one box (issue 37)
+    ("\\boxed{42 \\text{ (or } 41\\text{)}}", ["hedge"]),
+    ("\\boxed{42 \\text{ if } n \\text{ odd} \\; 41 \\text{ if even}}", ["hedge"]),
+    ("\\boxed{\\begin{cases} 42 & n \\text{ odd} \\\\ 41 & n \\text{ even} \\end{cases}}", ["hedge"]),
+    ("\\boxed{42 \\text{ possibly } 41}", ["hedge"]),
+    ("\\boxed{\\color{red}{42; 41}}", ["hedge"]),
+    ("\\boxed{42 \\text{ apples}}", []),
     ("\\boxed{25}", ["copied_from_prompt"]),
     ("no box at all", []),
 ])

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from gym_llm.envs.parsing import last_boxed
+from gym_llm.envs.parsing import extract_boxed
 
 __all__ = [
     "PlainNumber", "extract_gold", "plain_number", "compare_numbers", "is_multi_valued", "is_single_value",
     "split_values", "format_number", "unmarked_solution", "decimal_matches", "normalise", "unwrap",
-    "split_relation", "relation_pieces", "is_relation", "has_relation_sign",
+    "split_relation", "relation_pieces", "is_relation", "has_relation_sign", "hedges",
 ]
 
 #: Longer digit strings are left to math-verify (bounded by its timeout):
@@ -26,7 +26,8 @@ __all__ = [
 MAX_DIGITS = 1000
 
 # A plain number: optional currency and sign, an integer (thousands separators
-# ``1,000`` / ``1{,}000`` / ``1\,000``), a decimal or a simple fraction, then
+# ``1,000`` / ``1{,}000`` / ``1\,000``), a decimal (also in scientific notation:
+# ``1.2e1`` is 12, as models write it, not the product 1.2 * e * 1), or a simple fraction, then
 # an optional percent sign and unit (degrees, ``\text{...}``, or words after a
 # space: "12 apples", "3.5 km/h").
 _NUMBER_RE = re.compile(
@@ -35,7 +36,7 @@ _NUMBER_RE = re.compile(
     (?P<sign>[-+\u2212])?\s*
     (?:\\\$|\$|€|£|¥)?\s*
     (?:
-        (?P<int>\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+|\d+)(?P<dec>\.\d*)?
+        (?P<int>\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+|\d+)(?P<dec>\.\d*)?(?:[eE](?P<exp>[-+]?\d{1,3}))?
       | (?P<dec_only>\.\d+)
       | \\[dt]?frac\s*\{\s*(?P<fn>\d+)\s*\}\s*\{\s*(?P<fd>\d+)\s*\}
       | \\[dt]?frac\s*(?P<fn1>\d)(?P<fd1>\d)
@@ -58,12 +59,24 @@ _WRAPPERS = (
     re.compile(r"^\\\[(?P<x>.*)\\\]$", re.DOTALL),
     re.compile(r"^\\(?:text|textrm|textbf|mathrm|mathbf|mbox)\s*\{(?P<x>.*)\}$", re.DOTALL),
 )
-_SPACING_RE = re.compile(r"\\[!;: ]|~|\\displaystyle")
+# Both first match ``\\`` (a line break, kept as it is): in ``1 \\ 2`` the second
+# backslash and the space are not a control space (a column vector became one sum).
+_SPACING_RE = re.compile(r"\\\\|\\[!;: ]|~|\\displaystyle")
 # ``11,\! 111,\! 100``: ``\!`` is a negative space that pulls the digit
 # group back to the separator, so the comma is a thousands separator.
 _JOINED_SEPARATOR_RE = re.compile(r"(,|\{,\})\s*\\!\s*")
 # ``28\,\%``: a thin space that does not separate digit groups is only space.
-_THIN_SPACE_RE = re.compile(r"\\,(?!\s*\d)")
+_THIN_SPACE_RE = re.compile(r"\\\\|\\,(?!\s*\d)")
+# How an answer looks, never what it says: a colour (``\color{red}``, and the
+# colour of ``\textcolor{red}{12}``, whose ``{12}`` stays) and invisible space
+# (``\phantom{0}``).
+_LOOKS_RE = re.compile(r"\\(?:color\s*(?:\[[^\]]*\])?|textcolor\s*(?:\[[^\]]*\])?)\s*\{[^{}]*\}"
+                       r"|\\[hv]?phantom\s*\{(?:[^{}]|\{[^{}]*\})*\}")
+# A macro definition: ``\newcommand{\x}{``, ``\renewcommand\x[1]{``, ``\def\x{``.
+_DEFINITION_RE = re.compile(r"\\(?:(?:re|provide)?newcommand\*?\s*(?:\{\s*(?P<a>\\[A-Za-z]+)\s*\}|(?P<b>\\[A-Za-z]+))"
+                            r"|def\s*(?P<c>\\[A-Za-z]+))\s*(?P<args>\[\d\])?\s*\{")
+#: Most characters that expanding an answer's macros may produce.
+MAX_EXPANDED_CHARS = 20_000
 
 
 @dataclass(frozen=True)
@@ -118,10 +131,12 @@ def format_number(value: Fraction, max_decimal_denominator: int | None = None) -
 
 def normalise(text: str) -> str:
     """An answer as every path sees it (the fast path, the hedge checks,
-    math-verify, the form check): LaTeX spacing commands become spaces (a
-    thin space between digit groups, ``1\\,000``, stays), and math delimiters
-    (``$``, ``\\(``, ``\\[``) and a final full stop around it are stripped.
-    ``\\text{}`` is kept: math-verify compares text as text."""
+    math-verify, the form check): macro definitions are expanded
+    (:func:`_expand_definitions`), colours and ``\\phantom{}`` dropped, LaTeX
+    spacing commands become spaces (a thin space between digit groups,
+    ``1\\,000``, stays; a line break ``\\\\`` stays), and math delimiters
+    (``$``, ``\\(``, ``\\[``), brace groups and a final full stop around it
+    are stripped. ``\\text{}`` is kept: math-verify compares text as text."""
     return _strip(text, _WRAPPERS[:3])
 
 
@@ -131,19 +146,76 @@ def unwrap(text: str) -> str:
     return _strip(text, _WRAPPERS)
 
 
+def _expand_definitions(text: str) -> str:
+    """``text`` with its macro definitions removed and each argument-less macro
+    replaced by its body after its definition (``\\newcommand{\\x}{3} \\x`` is
+    `` 3``; bodies are not expanded again). A definition with arguments, an
+    unclosed one, or one whose expansion would pass :data:`MAX_EXPANDED_CHARS`
+    ends the expansion there: the rest stays as written, unreadable."""
+    while "\\" in text and (m := _DEFINITION_RE.search(text)):
+        end = _closing_brace(text, m.end())
+        if end is None or m.group("args"):
+            break
+        name, body, rest = m.group("a") or m.group("b") or m.group("c"), text[m.end():end], text[end + 1:]
+        use = re.compile(re.escape(name) + r"(?![A-Za-z])")
+        if len(text) + len(use.findall(rest)) * len(body) > MAX_EXPANDED_CHARS:
+            break
+        text = text[:m.start()] + use.sub(lambda _, body=body: body, rest)  # the body as is: no \1 escapes
+    return text
+
+
+def _closing_brace(text: str, start: int) -> int | None:
+    """The index of the ``}`` closing the group that starts at ``start``
+    (just after its ``{``), or ``None``."""
+    depth = 1
+    for i in range(start, len(text)):
+        if text[i] in "{}" and text[i - 1] == "\\":
+            continue
+        depth += (text[i] == "{") - (text[i] == "}")
+        if depth == 0:
+            return i
+    return None
+
+
+def _space(m: re.Match[str]) -> str:
+    return m.group() if m.group() == "\\\\" else " "
+
+
 def _strip(text: str, wrappers: tuple[re.Pattern[str], ...]) -> str:
+    if "\\" in text:  # most answers have no command: skip the passes that need one
+        text = _LOOKS_RE.sub(" ", _expand_definitions(text))
     text = _JOINED_SEPARATOR_RE.sub(r"\1", text)
-    text = _SPACING_RE.sub(" ", _THIN_SPACE_RE.sub(" ", text)).strip()
+    text = _SPACING_RE.sub(_space, _THIN_SPACE_RE.sub(_space, text)).strip()
     changed = True
     while changed:
+        text = _ungroup(text.strip().rstrip(".").strip())
         changed = False
-        text = text.strip().rstrip(".").strip()
         for pattern in wrappers:
             m = pattern.match(text)
             if m and _balanced(m.group("x")):
                 text, changed = m.group("x"), True
                 break
     return text
+
+
+def _ungroup(text: str) -> str:
+    """``text`` without the brace groups around all of it (``{1, 2, 3}`` is
+    ``1, 2, 3``, ``{{12}}`` is ``12``), in one pass however deep."""
+    if not text.startswith("{"):
+        return text
+    opened: list[int] = []
+    closes: dict[int, int] = {}  # the "{" at k closes at closes[k]
+    for i, c in enumerate(text):
+        if c in "{}" and i and text[i - 1] == "\\":
+            continue
+        if c == "{":
+            opened.append(i)
+        elif c == "}" and opened:
+            closes[opened.pop()] = i
+    layers = 0
+    while text[layers] == "{" and closes.get(layers) == len(text) - 1 - layers:
+        layers += 1
+    return text[layers:len(text) - layers].strip() if layers else text
 
 
 def _balanced(text: str) -> bool:
@@ -174,7 +246,7 @@ def plain_number(text: str) -> PlainNumber | None:
 @functools.lru_cache(maxsize=8192)  # golds repeat (GRPO groups), so do short answers
 def _plain_number(text: str) -> PlainNumber | None:
     m = _NUMBER_RE.match(unwrap(text))
-    if m is None:
+    if m is None or _HEDGE_WORD_RE.search(text):  # "5 \\text{ or more}" is no unit
         return None
     g = m.groupdict()
     if g["fn"] or g["fn1"] or g["sn"]:
@@ -187,7 +259,7 @@ def _plain_number(text: str) -> PlainNumber | None:
         if len(digits) > MAX_DIGITS:
             return None
         try:
-            value = Fraction(Decimal(digits.rstrip(".") or "0"))
+            value = Fraction(Decimal((digits.rstrip(".") or "0") + (f"e{g['exp']}" if g["exp"] else "")))
         except (InvalidOperation, ValueError):
             return None
     if g["sign"] in ("-", "\u2212"):
@@ -252,11 +324,29 @@ def unmarked_solution(gold: str) -> bool:
     return (sentences and len(_WORD_RE.findall(text)) >= 4) or len(_WORD_RE.findall(text)) >= 12
 
 
+# Between two boxes listed as one answer: braces, ``$``, ``\\boxed``, spacing.
+_BETWEEN_BOXES_RE = re.compile(r"\\[A-Za-z]+|\\.|[{}$\s]")
+
+
+def _listed_together(between: str) -> bool:
+    """Whether the text between two boxes of a reference solution lists them
+    as one answer: nothing, or a comma, a semicolon, "and" or "or" with at
+    most three words (``\\boxed{1} papers and \\boxed{2} bins``); a
+    derivation between them (``\\boxed{10/2} = \\boxed{5}``, several words)
+    keeps only the last box."""
+    rest = _BETWEEN_BOXES_RE.sub(" ", between)
+    words = re.findall(r"[A-Za-z]+", rest)
+    if len(words) > 3 or re.sub(r"[A-Za-z,;.\s]", "", rest):
+        return False
+    return not words or bool(re.search(r"[,;]", rest)) or any(w.lower() in ("and", "or") for w in words)
+
+
 def extract_gold(solution: object) -> str:
     """The gold answer of a reference solution: the text after the last
-    ``####`` (GSM8K), else the last ``\\boxed{}`` (MATH), else the answer
-    after the last "answer is" / "answer:" (a solution in prose), else the
-    whole (stripped) text. Numbers are returned as strings."""
+    ``####`` (GSM8K), else its last ``\\boxed{}`` (MATH) with the boxes listed
+    together with it (``\\boxed{2} and \\boxed{3}``, ``\\boxed{1}\\boxed{2}``:
+    one list, ``2, 3``, matched as a set; see :func:`_listed_together`), else the answer after the last "answer is" / "answer:" (a
+    solution in prose), else the whole (stripped) text. Numbers are returned as strings."""
     if isinstance(solution, bool) or solution is None:
         return ""
     if isinstance(solution, int | float | Fraction | Decimal):
@@ -265,9 +355,17 @@ def extract_gold(solution: object) -> str:
         return ""
     if "####" in solution:
         return solution.rsplit("####", 1)[1].strip().split("\n", 1)[0].strip()
-    boxed = last_boxed(solution)
-    if boxed is not None:
-        return boxed
+    boxes = extract_boxed(solution)
+    if boxes:
+        listed = [boxes[-1]]
+        end = solution.rfind(boxes[-1])
+        for box in reversed(boxes[:-1]):
+            start = solution.rfind(box, 0, end)
+            if start < 0 or not _listed_together(solution[start + len(box):end]):
+                break
+            listed.insert(0, box)
+            end = start
+        return ", ".join({" ".join(box.split()): box for box in listed}.values())  # one per different answer
     marked = _marked_answer(solution)
     if marked is not None:
         return marked
@@ -277,7 +375,7 @@ def extract_gold(solution: object) -> str:
 _TEXT_RE = re.compile(r"\\(?:text|textrm|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _SEPARATOR_RE = re.compile(
     r",|;|\\\\|\\q?quad(?![A-Za-z])|\\(?:lor|vee|land|wedge|pm|mp)(?![A-Za-z])"
-    r"|(?<![A-Za-z\\])(?:or|and)(?![A-Za-z])",
+    r"|(?<![A-Za-z\\])(?:or|and)(?![A-Za-z])|(?<=[\d)\]}])(?:or|and)(?=[A-Za-z])",  # also "W(x)=1orW(x)=-1"
     re.IGNORECASE,
 )
 _OPEN, _CLOSE_BRACKETS = "({[", ")}]"
@@ -333,14 +431,44 @@ def _pieces(text: str, cuts: list[re.Match[str]]) -> list[str]:
     return [text[bounds[k]:bounds[k + 1]].strip() for k in range(0, len(bounds), 2)]
 
 
+# Words that make one answer several, or a conditional one: "5 (or 7)",
+# "either", "possibly 7", "5 if n is odd", "otherwise 7". Searched at any depth
+# (``5 \\text{ (or } 7\\text{)}`` hides its "or" in parentheses), in text or not,
+# as whole words (not "for", nor a command such as ``\\ifx``).
+_HEDGE_WORD_RE = re.compile(
+    r"(?<![A-Za-z\\])(?:or|either|possibly|maybe|perhaps|probably|alternatively|otherwise|else|if|unless"
+    r"|when|whenever)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+# A case split, ``\\begin{cases} 5 & n \\text{ odd} \\\\ 7 & ... \\end{cases}``.
+_CASES_RE = re.compile(r"\\begin\s*\{\s*[dr]?cases\*?\s*\}")
+# Prose holding a number (``5 \\text{ (7)}``): math-verify drops text after a
+# value as its unit, so the number in it would not count.
+_NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|textbf|textit|textsf|mbox)\s*\{[^{}]*\d[^{}]*\}")
+
+
+def hedges(text: str) -> bool:
+    """True when ``text`` hedges inside what may parse as one value: a hedge
+    word anywhere (``5 \\text{ (or } 7\\text{)}``, ``5 \\text{ possibly } 7``,
+    ``5 \\text{ if } n \\text{ odd}``), a case split (``\\begin{cases}``) or a
+    number in prose beside the answer (``5 \\text{ (7)}``; a text answer that
+    is all prose, ``\\text{Option 2}``, is not)."""
+    if _HEDGE_WORD_RE.search(text) or _CASES_RE.search(text):
+        return True
+    number_in_text = _NUMBER_IN_TEXT_RE.search(text)
+    return number_in_text is not None and bool(_NUMBER_IN_TEXT_RE.sub("", text).strip())
+
+
 def is_multi_valued(text: str) -> bool:
     """True when ``text`` lists several values at its top level: ``5, 7``,
-    ``5 \\text{ or } 7``, ``\\pm 5``, ``2; 3``, ``2 \\quad 3``, ``x=1 \\lor x=2``.
-    A plain number with thousands separators is one value, and so is a value
-    with a separator but nothing on its other side (``5,``,
+    ``5 \\text{ or } 7``, ``\\pm 5``, ``2; 3``, ``2 \\quad 3``, ``x=1 \\lor x=2``,
+    or :func:`hedges`. A plain number with thousands separators is one value,
+    and so is a value with a separator but nothing on its other side (``5,``,
     ``2\\sqrt{3}\\quad``); spacing commands (``\\,``, ``\\;``) separate nothing."""
     if plain_number(text) is not None:
         return False
+    if hedges(text):
+        return True
     body = _TEXT_RE.sub(r" \1 ", text)
     separators = _scan(body, _SEPARATOR_RE)
     if any(_JOINING.fullmatch(m.group()) for m in separators):
@@ -403,10 +531,12 @@ _NOT_A_NAME = (r"(?:frac|dfrac|tfrac|cfrac|sqrt|pi|infty|binom|sin|cos|tan|cot|s
 _CONSTANT_RE = re.compile(r"(?:e|i|\\mathrm\s*\{[ei]\}|\\text\s*\{\s*[A-Za-z]*\d[^{}]*\})")
 # What names a value on the left of ``=``: a variable (``x``, ``x_1``,
 # ``\theta``), a quantity (``AB``, ``\angle ABC``, ``\overline{AB}``,
-# ``\text{Area}``) or a function's value (``f(2)``, ``f^{-1}(3)``, ``P(A)``).
+# ``\text{Area}``), a function's value (``f(2)``, ``f^{-1}(3)``, ``P(A)``) or a
+# tuple of variables (``(x, y)``, ``(a_1, b_1)``).
 _NAME_RE = re.compile(
     r"(?:m\s*)?(?:\\angle\s*)?"
-    r"(?:\\(?:text|textrm|mathrm|mathit|operatorname|mbox)\s*\{[A-Za-z ]+\}"
+    r"(?:\(\s*(?:[A-Za-z]|\\[A-Za-z]+)(?:_\w)?(?:\s*,\s*(?:[A-Za-z]|\\[A-Za-z]+)(?:_\w)?)+\s*\)"
+    r"|\\(?:text|textrm|mathrm|mathit|operatorname|mbox)\s*\{[A-Za-z ]+\}"
     r"|\\(?:overline|overrightarrow|vec|hat|bar)\s*\{[A-Za-z]+\}"
     r"|(?:[A-Za-z]|\\(?!" + _NOT_A_NAME + r")[A-Za-z]+\s*)+)"
     r"(?:_(?:\{[^{}]*\}|\w))?'*(?:\^\{-1\})?(?:\s*\([^()]*\))?"

@@ -41,6 +41,7 @@ from .answers import (
     compare_numbers,
     extract_gold,
     has_relation_sign,
+    hedges,
     is_multi_valued,
     is_relation,
     is_single_value,
@@ -342,6 +343,8 @@ class Verifier:
                 return _result(1.0, 0.0, reward_error=verdict.error, **info)
             if single and is_multi_valued(box):
                 return _result(1.0, 0.0, reason="hedged: several values where one is asked", **info)
+            if hedges(box) and not hedges(gold_text):  # "2, 3 (or 4)" parses as 2, 3
+                return _result(1.0, 0.0, reason="hedged: a value in the box hedges", **info)
             if not verdict.equal:
                 reason = verdict.problem or ("wrong answer" if k == 0 else "hedged: boxed answers disagree")
                 return _result(1.0, 0.0, reason=reason, **info)
@@ -440,6 +443,8 @@ class Verifier:
             return _result(1.0, 0.0, reason=f"hedged: {len(answered)} different values", **info)
         matched_gold: set[int] = set()
         for value in answered:
+            if hedges(value) and not hedges(gold):  # "3 (or 4)" is not the value 3
+                return _result(1.0, 0.0, reason=f"hedged: {value[:100]!r} is several values", **info)
             hits = []
             for i, g in [*enumerate(gold_values), (-1, gold)]:
                 if i == -1 and hits:
