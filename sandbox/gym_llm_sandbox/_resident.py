@@ -8,7 +8,8 @@ a **fresh** jail (new namespaces, cgroups, tmpfs
 fds 0/1/2. The host sends a request (:func:`request`: the program's argv unless the
 daemon's command line already started it, input files, the names of output files,
 stdin); the init writes the files into ``/work``, runs the program and frames its
-stdout/stderr, the output files and its wait status back (see ``_init.c``). The host
+stdout/stderr, the output files, its wait status and its CPU time back (see
+``_init.c``). The host
 never trusts those frames: anything malformed is a failed run.
 
 A daemon is keyed by everything on its command line (limits, mounts, env); a
@@ -431,7 +432,23 @@ class Daemons:
                                           concurrency)
 
     def stop_all(self) -> None:
-        """Stop every daemon (their jails die with them)."""
+        """Stop every daemon (their jails die with them), those being started when this
+        is called included, and wait until they are gone.
+
+        The stop runs on the spawner thread, which starts every daemon: after each start
+        already queued there (a run cancelled while its daemon was starting leaves its
+        start queued). Stopping from the caller's thread missed those: a start that
+        finished later put its daemon into a group no longer registered, and no later
+        ``stop_all`` found it again."""
+        try:
+            stop = self._spawner.submit(self._stop_registered)
+        except RuntimeError:  # interpreter exit: the spawner takes no more work
+            self._stop_registered()
+        else:
+            stop.result()
+
+    def _stop_registered(self) -> None:
+        """Stop the daemons registered now."""
         with self._lock:
             ds = [d for group in self._groups.values() for d in group if d is not None]
             self._groups.clear()
@@ -448,7 +465,8 @@ os.register_at_fork(after_in_child=DAEMONS._reset)
 @dataclass
 class Outcome:
     """What a resident jail reported; ``status`` is a raw wait status, None if the jail
-    ended (or was cut off) without a well-formed exit frame."""
+    ended (or was cut off) without a well-formed exit frame; ``cpu_time_s`` (with a
+    status) is the program's CPU time as the kernel counted it against RLIMIT_CPU."""
 
     status: int | None
     stdout: bytes
@@ -459,6 +477,7 @@ class Outcome:
     malformed: bool = False
     detail: str = ""
     files: dict[str, bytes] = field(default_factory=dict)
+    cpu_time_s: float | None = None
 
 
 def _string(s: str | bytes) -> bytes:
@@ -498,6 +517,7 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
     wanted = set(output_files)
     buf = bytearray()
     status: int | None = None
+    cpu_ns = 0
     timed_out = truncated = hello = malformed = False
     detail = ""
     sender: asyncio.Future[None] | None = None
@@ -515,7 +535,7 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
                 buf += chunk
                 while len(buf) >= 5:
                     stream, n = buf[0], struct.unpack(">I", buf[1:5])[0]
-                    if stream > _FILE_DATA or n > _MAX_FRAME or (stream == _EXIT and n != 4) or (
+                    if stream > _FILE_DATA or n > _MAX_FRAME or (stream == _EXIT and n != 12) or (
                             stream != _HELLO and not hello) or (stream == _HELLO and n) or (
                             stream == _FILE_DATA and current is None) or (
                             stream in (_STDOUT, _STDERR) and files):
@@ -527,7 +547,7 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
                     if stream == _HELLO:
                         hello = True
                     elif stream == _EXIT:
-                        status = struct.unpack(">I", data)[0]
+                        status, cpu_ns = struct.unpack(">IQ", data)
                         if buf:
                             raise Malformed("data after the exit frame")
                     elif stream == _FILE:
@@ -564,7 +584,8 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
         status = None
     return Outcome(status, bytes(out), bytes(err), timed_out, truncated,
                    time.perf_counter() - t0, malformed, detail,
-                   {k: bytes(v) for k, v in files.items()} if status is not None else {})
+                   {k: bytes(v) for k, v in files.items()} if status is not None else {},
+                   cpu_ns / 1e9 if status is not None else None)
 
 
 def spare_count(concurrency: int) -> int:

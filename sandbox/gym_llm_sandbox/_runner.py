@@ -296,7 +296,8 @@ class Runner:
         raw = RawResult(pid=0, returncode=raw_exit, stdout=out.stdout, stderr=stderr,
                         timed_out=out.timed_out, output_truncated=out.output_truncated,
                         killed=killed, wall_time_s=out.wall_time_s, killed_children=[])
-        result = self._result(raw, raw_exit, raw_sig, False, limits, lang, None, ())
+        result = self._result(raw, raw_exit, raw_sig, False, limits, lang, None, (),
+                              program_cpu_s=out.cpu_time_s)
         result.files = out.files
         return result
 
@@ -309,7 +310,10 @@ class Runner:
 
     def _result(self, raw: RawResult, raw_exit: int, raw_sig: int | None,
                 nsjail_timeout: bool, limits: Limits, lang: Language | None,
-                workdir: str | None, output_files: Sequence[str]) -> ExecResult:
+                workdir: str | None, output_files: Sequence[str], *,
+                program_cpu_s: float | None = None) -> ExecResult:
+        """The run's result; ``program_cpu_s`` is the program's CPU time as the kernel
+        counted it against RLIMIT_CPU, where the path knows it (resident jails)."""
         result = ExecResult(
             exit_code=raw_exit if raw_sig is None else -raw_sig,
             stdout=raw.stdout.decode("utf-8", "replace"),
@@ -320,7 +324,7 @@ class Runner:
             isolation="none" if self.nsjail is None else "nsjail",
             signal=raw_sig,
         )
-        self._classify_kill(result, raw, limits, lang)
+        self._classify_kill(result, raw, limits, lang, program_cpu_s)
         if workdir is not None:
             cap = limits.max_file_mb * 1024 * 1024
             for name in output_files:
@@ -330,14 +334,19 @@ class Runner:
         return result
 
     def _classify_kill(self, r: ExecResult, raw: RawResult, limits: Limits,
-                       lang: Language | None) -> None:
+                       lang: Language | None, program_cpu_s: float | None) -> None:
         """Set ``timed_out``/``memory_exceeded`` for a program that died of a limit.
 
-        Inside a jail nothing can SIGKILL its init but the kernel: the memory cgroup's
-        OOM killer, or RLIMIT_CPU (soft = hard, so SIGKILL rather than SIGXCPU). They
-        are told apart by the elapsed time: a program cannot use ``cpu_time_s`` of CPU
-        in less wall time unless it runs threads in parallel (then it is reported as
-        a memory kill: documented limitation). nsjail's own time limit is in its log.
+        A SIGKILL we did not send comes from RLIMIT_CPU (soft = hard, so SIGKILL rather
+        than SIGXCPU) or the memory cgroup's OOM killer (on the resident path also from
+        another process of the jail). ``program_cpu_s`` decides exactly: the kernel
+        kills for CPU once that very clock reaches the limit, and it only grows. Without
+        it (per-run jails: nsjail reaps the program, so its clock is gone) the elapsed
+        time decides: a program cannot use ``cpu_time_s`` of CPU in less wall time
+        unless it runs threads in parallel or its interpreter started before the run
+        (a pre-spawned jail), and the kernel's tick-sampled count can run ahead of the
+        real run time on a busy machine (documented limitation). nsjail's own time
+        limit is in its log.
         """
         if r.timed_out or raw.killed:
             return
@@ -345,7 +354,8 @@ class Runner:
             r.timed_out = True
             return
         if r.signal == 9 and self.nsjail is not None:
-            if r.wall_time_s >= limits.cpu_time_s:
+            used = r.wall_time_s if program_cpu_s is None else program_cpu_s
+            if used >= limits.cpu_time_s:
                 r.timed_out = True
             elif _nsjail.host_caps().cgroup_memory is not None:
                 r.memory_exceeded = True

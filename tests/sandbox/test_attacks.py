@@ -261,6 +261,14 @@ def test_cpu_time_limit(sb, host):
     assert r.wall_time_s < 4
 
 
+def test_cpu_loop_under_equal_wall_and_cpu_limits_is_timed_out(sb, host):
+    # Whichever kill lands first, ours at the wall deadline or the kernel's for
+    # RLIMIT_CPU, the verdict is the same (issue 37: 1 in 4-5 runs under load came
+    # back as memory_exceeded).
+    r = py(sb, "while True: pass", limits=sb.limits.replace(wall_time_s=5, cpu_time_s=5))
+    assert r.timed_out and r.signal == signal.SIGKILL and not r.memory_exceeded, r
+
+
 def test_sleep_forever_subsecond_wall_time(sb, host):
     r = py(sb, f"import time  # {host.marker}\ntime.sleep(10**6)",
            limits=sb.limits.replace(wall_time_s=0.3))

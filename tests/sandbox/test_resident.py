@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -183,7 +184,8 @@ def _fake_daemon(reply: bytes) -> tuple[_resident.Daemon, threading.Thread]:
 
 
 _HELLO = b"\x00\x00\x00\x00\x00"
-_EXIT0 = b"\x03\x00\x00\x00\x04\x00\x00\x00\x00"
+# The exit frame: the wait status (u32), then the program's CPU time in ns (u64).
+_EXIT0 = b"\x03\x00\x00\x00\x0c" + struct.pack(">IQ", 0, 1_500_000_000)
 
 
 @pytest.mark.parametrize("reply", [
@@ -197,6 +199,7 @@ _EXIT0 = b"\x03\x00\x00\x00\x04\x00\x00\x00\x00"
     _HELLO + b"\x05\x00\x00\x00\x01x" + _EXIT0,         # file content before any file
     _HELLO + b"\x04\x00\x00\x00\x01o\x05\x00\x00\x00\x03abc" + _EXIT0,  # over its cap
     _HELLO + b"\x04\x00\x00\x00\x01o\x01\x00\x00\x00\x01x" + _EXIT0,   # stdout after files
+    _HELLO + b"\x03\x00\x00\x00\x04\x00\x00\x00\x00",  # an exit frame without the CPU time
 ])
 def test_malformed_frames_are_a_failed_run(reply):
     import asyncio
@@ -217,7 +220,7 @@ def test_well_formed_output_file_frames_are_read():
                                     output_files=["o"], max_file_bytes=2))
     t.join()
     d.stop_spare()
-    assert (out.status, out.files) == (0, {"o": b"ab"})
+    assert (out.status, out.files, out.cpu_time_s) == (0, {"o": b"ab"}, 1.5)
 
 
 def _request_mode_daemons() -> list[_resident.Daemon]:
@@ -358,3 +361,62 @@ def test_frame_header_layout_matches_init_source():
     src = Path(_resident.__file__).with_name("_init.c").read_text()
     assert "hdr[0] = (char)stream;\n    put32(hdr + 1, n);" in src
     assert struct.calcsize(">BI") == 5
+
+
+_TWO_SPINNING_THREADS = r"""
+#include <pthread.h>
+static void *spin(void *arg) { for (volatile unsigned long i = 0;; i++) {} return arg; }
+int main(void) { pthread_t t; pthread_create(&t, 0, spin, 0); spin(0); }
+"""
+
+
+def test_sigkill_is_timed_out_exactly_when_the_cpu_limit_was_reached(sb, host):
+    # The kernel's RLIMIT_CPU kill and an OOM kill are both SIGKILL. The verdict used
+    # to follow the elapsed time, so a run that spent its CPU faster than the wall
+    # clock (threads in parallel; an interpreter started before the clock; the
+    # kernel's tick-sampled count ahead of real time on a busy machine) was reported
+    # as out of memory, and one killed otherwise after cpu_time_s as timed out.
+    lim = sb.limits.replace(cpu_time_s=1, wall_time_s=20)
+    spin = sb.run_code("c", _TWO_SPINNING_THREADS, limits=lim)
+    assert spin.signal == signal.SIGKILL and spin.timed_out and not spin.memory_exceeded, spin
+    # Killed after more than cpu_time_s of wall time, with almost no CPU used: by
+    # itself, then by the memory cgroup.
+    slept = "import os, time\ntime.sleep(1.5)\n"
+    shot = sb.run_code("python", slept + "os.kill(os.getpid(), 9)", limits=lim)
+    assert shot.signal == signal.SIGKILL and shot.wall_time_s > 1.5 and not shot.timed_out
+    oom = sb.run_code("python", slept + "import mmap\nn = 150 << 20\nm = mmap.mmap(-1, n)\n"
+                      "for i in range(0, n, 4096): m[i] = 1", limits=lim.replace(memory_mb=128))
+    assert oom.signal == signal.SIGKILL and oom.memory_exceeded and not oom.timed_out, oom
+
+
+def test_stopping_all_daemons_includes_those_being_started(sb_limits, host):
+    # stop_all (release_spares) used to stop only the daemons registered at that
+    # instant; one it met while being started was registered afterwards into a group
+    # stop_all had already dropped, and no later stop_all found it (seen in a full
+    # serial run: a run cancelled during its daemon's start, then release_spares).
+    from gym_llm_sandbox.core import release_spares
+
+    from tests.sandbox.conftest import descendants
+
+    def one_run(sb: Sandbox) -> None:
+        # Its daemons are stopped under it, at most twice per run: then it raises.
+        with contextlib.suppress(SandboxError):
+            sb.run_code("python", "print(1)")
+
+    for i in range(5):  # each with a configuration of its own: a daemon to start
+        sb = Sandbox(limits=sb_limits.replace(wall_time_s=6 + i / 10))
+        run = threading.Thread(target=one_run, args=(sb,))
+        run.start()
+        while run.is_alive():
+            release_spares()
+        run.join()
+    release_spares()
+    assert not [p for p in descendants(os.getpid()) if "nsjail" in _cmdline(p)]
+    assert not _daemons()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    except OSError:  # gone meanwhile
+        return ""
