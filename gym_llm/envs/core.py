@@ -23,16 +23,118 @@ from gym_llm_sandbox.aio import run_sync
 from gymnasium.error import ResetNeeded
 
 from gym_llm.envs.grading import HackSignal
-from gym_llm.envs.parsing import message_text
+from gym_llm.envs.parsing import (
+    MAX_TOOL_CALL_DEPTH,
+    MAX_TOOL_CALLS,
+    message_text,
+    refused_arguments,
+)
 from gym_llm.envs.rewards import RewardFn, RewardResult, as_result, call_reward
 from gym_llm.envs.spaces import AssistantTurn, ChatMessages
 from gym_llm.envs.tasks import Task, TaskSet, as_task_set, check_split
 
-__all__ = ["LLMEnv", "SingleTurnEnv", "Turn", "as_assistant_message", "MAX_ACTION_CHARS"]
+__all__ = [
+    "LLMEnv", "SingleTurnEnv", "Turn", "as_assistant_message",
+    "MAX_ACTION_CHARS", "MAX_TOOL_CALL_CHARS", "MAX_TOOL_CALLS", "MAX_TOOL_CALL_DEPTH",
+]
+
+# The bounds on one assistant turn, applied where every action is normalised
+# (:func:`as_assistant_message`); what is over them is cut or refused and reported as
+# ``info["action_problem"]``. The parser owns two of them, as it applies them to
+# every message it reads, in the env or not: MAX_TOOL_CALLS (calls a turn may make)
+# and MAX_TOOL_CALL_DEPTH (levels a call's arguments may nest).
 
 #: Longer assistant turns are cut here (and the cut is reported): a policy that
 #: emits megabytes must not make a reward function quadratic.
 MAX_ACTION_CHARS = 1_000_000
+
+#: Characters the OpenAI ``tool_calls`` of one turn may hold in all (ids, names and
+#: arguments, counted about as their JSON: a string its length and quotes, a list or
+#: dict its brackets and a separator an item, any other value one), as many as its
+#: text: one call with 8 MB of arguments was kept whole and copied into the env's
+#: conversation on every turn. A call that would pass the bound is refused.
+MAX_TOOL_CALL_CHARS = MAX_ACTION_CHARS
+
+#: Ids and names a refused call keeps (longer ones are dropped): enough to answer it.
+_REFUSED_LABEL_CHARS = 256
+
+
+class _OverBound(Exception):
+    """A tool call past one of the bounds on a turn; the message says which."""
+
+
+def _copy_call(entry: Any, chars: int) -> tuple[Any, int]:
+    """A copy of one ``tool_calls`` entry (dicts, lists and tuples copied, other
+    values shared) and the characters it holds. Raises :class:`_OverBound` past
+    ``chars`` characters, or past :data:`MAX_TOOL_CALL_DEPTH` levels of arguments
+    (two more for the entry and its ``function``): the copy stops there, so it
+    costs at most the bound, and never recurses near Python's limit."""
+    used = 0
+
+    def copy_value(value: Any, depth: int) -> Any:
+        nonlocal used
+        container = isinstance(value, dict | list | tuple)
+        # about its JSON's length; a container's separators count before its items
+        # are copied, so one of too many items is refused at once
+        used += 2 + len(value) if isinstance(value, str) or container else 1
+        if used > chars:
+            raise _OverBound(f"over the {MAX_TOOL_CALL_CHARS} characters a turn's tool calls may hold")
+        if not container:
+            return value
+        if depth > MAX_TOOL_CALL_DEPTH + 2:
+            raise _OverBound(f"arguments nested too deeply (over {MAX_TOOL_CALL_DEPTH} levels)")
+        if isinstance(value, dict):
+            return {copy_value(k, depth + 1): copy_value(v, depth + 1) for k, v in value.items()}
+        copied = [copy_value(v, depth + 1) for v in value]
+        return copied if isinstance(value, list) else tuple(copied)
+
+    return copy_value(entry, 1), used
+
+
+def _refused_call(entry: Any, why: str) -> dict[str, Any]:
+    """What stands for a refused ``tool_calls`` entry: its id and name (when short
+    strings) and arguments that no tool runs, which the parser answers with ``why``."""
+    fn = entry.get("function", entry) if isinstance(entry, dict) else None
+    name = fn.get("name") if isinstance(fn, dict) else None
+    call_id = entry.get("id") if isinstance(entry, dict) else None
+    function = {"arguments": refused_arguments(why)}
+    if isinstance(name, str) and len(name) <= _REFUSED_LABEL_CHARS:
+        function = {"name": name, **function}
+    stub: dict[str, Any] = {"type": "function", "function": function}
+    if isinstance(call_id, str) and len(call_id) <= _REFUSED_LABEL_CHARS:
+        stub = {"id": call_id, **stub}
+    return stub
+
+
+def _bounded_tool_calls(raw: Any) -> tuple[Any, str | None]:
+    """An action's ``tool_calls`` within the bounds on a turn (the first
+    :data:`MAX_TOOL_CALLS` entries; an entry past :data:`MAX_TOOL_CALL_CHARS` in
+    all or nested too deeply refused, see :func:`_refused_call`), and what was cut
+    or refused (``None``: nothing). ``None`` for the calls when not even a stand-in
+    could be kept (``tool_calls`` not a list, and over a bound)."""
+    if not isinstance(raw, list):  # the parser reports it as malformed
+        try:
+            return _copy_call(raw, MAX_TOOL_CALL_CHARS)[0], None
+        except _OverBound as e:
+            return None, f"tool_calls {e}; dropped"
+    kept, refused = [], []
+    left = MAX_TOOL_CALL_CHARS
+    for i, entry in enumerate(raw[:MAX_TOOL_CALLS]):
+        try:
+            copied, used = _copy_call(entry, left)
+        except _OverBound as e:
+            refused.append(f"tool call {i}: {e}")
+            kept.append(_refused_call(entry, str(e)))
+            continue
+        kept.append(copied)
+        left -= used
+    problems = []
+    if len(raw) > MAX_TOOL_CALLS:
+        problems.append(f"{len(raw)} tool calls cut to the first {MAX_TOOL_CALLS}")
+    if refused:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        problems.append(f"{refused[0]}{more}; refused")
+    return kept, "; ".join(problems) or None
 
 
 def as_assistant_message(action: Any, keep: Literal["head", "tail"] = "head") -> tuple[dict[str, Any], str | None]:
@@ -42,9 +144,12 @@ def as_assistant_message(action: Any, keep: Literal["head", "tail"] = "head") ->
     well-formed turn (it is then scored as what could be read of it, usually
     nothing). Text longer than :data:`MAX_ACTION_CHARS` is cut to its first
     (``keep="head"``) or last (``keep="tail"``) ``MAX_ACTION_CHARS``
-    characters. Never raises.
+    characters. OpenAI ``tool_calls`` are copied within their bounds
+    (:func:`_bounded_tool_calls`: at most :data:`MAX_TOOL_CALLS` calls,
+    :data:`MAX_TOOL_CALL_CHARS` characters and :data:`MAX_TOOL_CALL_DEPTH`
+    levels), the cut or refusal in ``problem`` too. Never raises.
     """
-    problem = None
+    problem = calls_problem = None
     if isinstance(action, str):
         msg: dict[str, Any] = {"role": "assistant", "content": action}
     elif isinstance(action, dict):
@@ -55,10 +160,9 @@ def as_assistant_message(action: Any, keep: Literal["head", "tail"] = "head") ->
                 problem = f"message content of type {type(msg['content']).__name__} is not text"
             msg["content"] = text
         if action.get("tool_calls"):
-            try:
-                msg["tool_calls"] = copy.deepcopy(action["tool_calls"])
-            except RecursionError:  # arguments nested thousands deep: no call is readable
-                problem = "tool_calls nested too deeply to read; dropped"
+            calls, calls_problem = _bounded_tool_calls(action["tool_calls"])
+            if calls is not None:
+                msg["tool_calls"] = calls
         if action.get("role", "assistant") != "assistant":
             problem = f"action has role {action.get('role')!r}, expected 'assistant'"
     elif isinstance(action, bytes | bytearray):
@@ -76,7 +180,7 @@ def as_assistant_message(action: Any, keep: Literal["head", "tail"] = "head") ->
         msg["content"] = content[-MAX_ACTION_CHARS:] if keep == "tail" else content[:MAX_ACTION_CHARS]
         end = "last" if keep == "tail" else "first"
         problem = f"action of {len(content)} characters cut to its {end} {MAX_ACTION_CHARS}"
-    return msg, problem
+    return msg, "; ".join(p for p in (problem, calls_problem) if p) or None
 
 
 @dataclass
@@ -126,7 +230,8 @@ class LLMEnv(gymnasium.Env[list, Any]):
 
     Contract: ``step`` never raises on a bad action (it earns the lowest reward
     with ``info["reason"]``); what was wrong with the action itself (None,
-    bytes, a non-assistant role, cut for length) is ``info["action_problem"]``
+    bytes, a non-assistant role, cut for length, tool calls cut or refused at
+    their bounds) is ``info["action_problem"]``
     and leads ``info["reason"]``, before the environment's own reason;
     ``info["reward_components"]`` is on every step;
     ``info["reward_error"]`` is set when the environment failed to score. After

@@ -26,6 +26,9 @@ __all__ = [
     "last_code_block",
     "parse_tool_calls",
     "message_text",
+    "MAX_TOOL_CALLS",
+    "MAX_TOOL_CALL_DEPTH",
+    "refused_arguments",
 ]
 
 # ---------------------------------------------------------------------------
@@ -153,6 +156,41 @@ def last_code_block(text: str, languages: tuple[str, ...] | None = None) -> Code
 
 _TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 
+#: Calls read from one assistant turn, both formats together; the rest are one
+#: error. A turn of a million characters held about 14,000 calls, and each call
+#: read becomes a tool message the conversation keeps.
+MAX_TOOL_CALLS = 64
+
+#: Levels of lists and objects a call's arguments may nest (``{}`` is one level);
+#: deeper arguments are a malformed call. Everything downstream walks arguments
+#: recursively at several stack frames a level (jsonschema's validation and the
+#: ``repr`` in its error messages, copies, comparisons): arguments nested just
+#: under the JSON parser's own limit (~990) raised RecursionError there, outside
+#: any tool's guard. No tool schema nests near 64.
+MAX_TOOL_CALL_DEPTH = 64
+
+_REFUSED = "(refused: "
+
+
+def refused_arguments(why: str) -> str:
+    """The arguments that stand in for those of a call refused before parsing
+    (the action bounds of :func:`gym_llm.envs.core.as_assistant_message`): not
+    JSON, so no tool runs; the parser reports ``why`` as the call's error."""
+    return f"{_REFUSED}{why})"
+
+
+def _nested_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists, tuples and dicts more than ``limit`` levels.
+    Iterative: it must not itself recurse past Python's limit on what it checks."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return False
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -202,6 +240,8 @@ def _one_call(obj: Any, call_id: str) -> ToolCall | str:
     if not isinstance(name, str) or not name:
         return f"tool call {call_id} has no 'name'"
     args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str) and args.startswith(_REFUSED):
+        return f"tool call {call_id} ({name}): arguments {args[1:-1]}"
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
@@ -211,6 +251,8 @@ def _one_call(obj: Any, call_id: str) -> ToolCall | str:
         args = {}
     if not isinstance(args, dict):
         return f"tool call {call_id} ({name}): arguments must be a JSON object"
+    if _nested_deeper(args, MAX_TOOL_CALL_DEPTH):
+        return f"tool call {call_id} ({name}): arguments nested too deeply (over {MAX_TOOL_CALL_DEPTH} levels)"
     return ToolCall(name=name, arguments=args, id=call_id)
 
 
@@ -221,7 +263,9 @@ def parse_tool_calls(message: Any) -> ToolCallParse:
     ``<tool_call>...</tool_call>`` block of the text content (an unclosed last
     block runs to the end of the text). Ids are kept when given, otherwise
     ``call_0``, ``call_1``, ... in order. Malformed calls are reported in
-    ``errors``, never dropped silently.
+    ``errors``, never dropped silently: arguments nested deeper than
+    :data:`MAX_TOOL_CALL_DEPTH` are malformed, and calls past the first
+    :data:`MAX_TOOL_CALLS` are not read (one error counts them).
     """
     calls: list[ToolCall] = []
     errors: list[str] = []
@@ -230,12 +274,14 @@ def parse_tool_calls(message: Any) -> ToolCallParse:
         (calls if isinstance(result, ToolCall) else errors).append(result)
 
     index = 0
+    unread = 0
     if isinstance(message, dict):
         raw = message.get("tool_calls") or []
         if not isinstance(raw, list):
             errors.append("'tool_calls' must be a list")
             raw = []
-        for entry in raw:
+        unread += max(0, len(raw) - MAX_TOOL_CALLS)
+        for entry in raw[:MAX_TOOL_CALLS]:
             cid = f"call_{index}"
             index += 1
             if not isinstance(entry, dict):
@@ -247,6 +293,10 @@ def parse_tool_calls(message: Any) -> ToolCallParse:
     text = message_text(message)
     if "<tool_call>" in text:
         for m in _TOOL_CALL_RE.finditer(text):
+            if index >= MAX_TOOL_CALLS:
+                # blocks as the regex reads them: an unclosed one swallows the rest
+                unread += 1 + sum(1 for _ in _TOOL_CALL_RE.finditer(text, m.end()))
+                break
             cid = f"call_{index}"
             index += 1
             body = m.group(1).strip()
@@ -256,4 +306,6 @@ def parse_tool_calls(message: Any) -> ToolCallParse:
                 errors.append(f"tool call {cid}: invalid JSON ({e.__class__.__name__}: {e})")
                 continue
             add(_one_call(obj, cid))
+    if unread:
+        errors.append(f"{unread} more tool calls not read: at most {MAX_TOOL_CALLS} in one turn")
     return ToolCallParse(calls, errors)

@@ -20,6 +20,7 @@ invalid call becomes an error tool message, never an exception.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import re
@@ -143,10 +144,17 @@ def _json_default(value: Any) -> Any:
 
 _validators: dict[str, jsonschema.protocols.Validator] = {}
 
+#: Longest validation error (longer ones are cut): jsonschema's messages quote the
+#: offending value whole, and each becomes a tool message the conversation keeps.
+MAX_ERROR_CHARS = 300
+
 
 def validate_arguments(parameters: dict[str, Any], arguments: Any) -> list[str]:
     """Errors of ``arguments`` against a JSON-schema ``parameters`` object
-    (empty list = valid). Booleans are not accepted as numbers."""
+    (empty list = valid), each at most :data:`MAX_ERROR_CHARS` characters.
+    Booleans are not accepted as numbers. ``arguments`` as
+    :func:`~gym_llm.envs.parsing.parse_tool_calls` gives them (nested at most
+    ``MAX_TOOL_CALL_DEPTH`` levels): jsonschema recurses on deeper values."""
     key = json.dumps(parameters, sort_keys=True)
     validator = _validators.get(key)
     if validator is None:
@@ -155,7 +163,8 @@ def validate_arguments(parameters: dict[str, Any], arguments: Any) -> list[str]:
     errors = []
     for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path)):
         where = "/".join(map(str, err.absolute_path)) or "arguments"
-        errors.append(f"{where}: {err.message}")
+        error = f"{where}: {err.message}"
+        errors.append(error if len(error) <= MAX_ERROR_CHARS else error[:MAX_ERROR_CHARS - 1] + "…")
     return errors
 
 
@@ -247,6 +256,14 @@ class ToolEnv(LLMEnv):
     #: each a sandboxed command in the Shell env: hours of jails for a single step.
     max_calls_per_turn: int = 16
 
+    #: Wall time the tool calls of one assistant turn share, in seconds (``None``:
+    #: unbounded). An async call still running when it is spent is cancelled (a
+    #: sandboxed command's jail is killed), later calls are not run; each gets an error tool
+    #: message and the turn is answered and scored as usual. Sixteen Shell commands
+    #: of up to 10 s each took 160 s, past the Ray backend's step deadline
+    #: (``step_timeout_s``, 120 s by default); this keeps a turn well inside it.
+    turn_time_budget_s: float | None = 60.0
+
     def __init__(
         self,
         tasks: TaskSet | Sequence[Task],
@@ -304,13 +321,36 @@ class ToolEnv(LLMEnv):
             return tool_message(call, f"Error: {type(e).__name__}: {e}")
         return tool_message(call, _render_result(result))
 
+    async def _call_within_budget(self, calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+        """Run ``calls`` in order within :attr:`turn_time_budget_s` of wall time in all."""
+        budget = self.turn_time_budget_s
+        if budget is None:
+            return [await self.call_tool(c) for c in calls]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + budget
+        spent = f"Error: turn time budget spent ({budget:g} s for all tool calls of a turn)"
+        replies = []
+        for c in calls:
+            left = deadline - loop.time()
+            if left <= 0:
+                self.tool_errors += 1
+                replies.append(tool_message(c, f"{spent}; this call was not run"))
+                continue
+            try:
+                async with asyncio.timeout(left):
+                    replies.append(await self.call_tool(c))
+            except TimeoutError:  # only the budget's: call_tool turns a tool's own exceptions into messages
+                self.tool_errors += 1
+                replies.append(tool_message(c, f"{spent}; this call was stopped"))
+        return replies
+
     async def arespond(self, message: dict[str, Any]) -> Turn:
         parsed = parse_tool_calls(message)
         if not parsed.calls and not parsed.errors:
             result = await self._ascore(message)
             return Turn(reward=result, done=True)
         cap = self.max_calls_per_turn
-        replies = [await self.call_tool(c) for c in parsed.calls[:cap]]
+        replies = await self._call_within_budget(parsed.calls[:cap])
         for c in parsed.calls[cap:]:
             self.tool_errors += 1
             replies.append(tool_message(c, f"Error: more than {cap} tool calls in one turn; this one was not run"))

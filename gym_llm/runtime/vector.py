@@ -69,8 +69,9 @@ BACKENDS = ("local", *REMOTE_BACKENDS)
 
 
 class EnvLostError(RuntimeError):
-    """An episode the vector env could not finish: its worker died or its step
-    ran past the deadline on every attempt of the retry budget. The rollout
+    """An episode the vector env could not finish: its worker died, stopped
+    answering or missed a reset's deadline on every attempt of the retry budget
+    (a turn past the step deadline is not lost: it comes back scored 0). The rollout
     records it as the trajectory's ``error`` (:func:`is_env_lost` tells it
     from an environment's own failure); the trainer drops and counts it
     (``trajectories/env_lost``)."""

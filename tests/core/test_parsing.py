@@ -2,11 +2,15 @@
 totality (never raises), linear behaviour and round trips."""
 
 import json
+import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gym_llm.envs.parsing import (
+    MAX_TOOL_CALL_DEPTH,
+    MAX_TOOL_CALLS,
     extract_boxed,
     extract_code_blocks,
     last_boxed,
@@ -118,6 +122,54 @@ def test_malformed_calls_are_reported_not_dropped():
     p = parse_tool_calls(bad)
     assert p.calls == [] and len(p.errors) == 3
     assert parse_tool_calls({"tool_calls": "nope"}).errors == ["'tool_calls' must be a list"]
+
+
+def _nested_json(kind: str, depth: int) -> str:
+    """A JSON value nesting ``depth`` levels of objects or arrays."""
+    return '{"a": ' * depth + "1" + "}" * depth if kind == "object" else "[" * depth + "]" * depth
+
+
+def _nested(kind: str, depth: int) -> object:
+    """:func:`_nested_json` as a Python value (built without the JSON parser's limit)."""
+    value: object = 1 if kind == "object" else []
+    for _ in range(depth - 1 if kind == "array" else depth):
+        value = {"a": value} if kind == "object" else [value]
+    return value
+
+
+@pytest.mark.parametrize("kind", ["object", "array"])
+def test_arguments_nest_at_most_the_bound_in_every_form(kind):
+    """Deeper arguments made jsonschema's error message (and copies, comparisons)
+    raise RecursionError downstream (issue 37, item 6): a malformed call instead."""
+    for depth, ok in [(MAX_TOOL_CALL_DEPTH - 1, True), (MAX_TOOL_CALL_DEPTH, False), (900, False), (985, False)]:
+        arguments = f'{{"q": {_nested_json(kind, depth)}}}'  # the arguments object is one level more
+        for message in (f'<tool_call>{{"name": "f", "arguments": {arguments}}}</tool_call>',
+                        {"tool_calls": [{"function": {"name": "f", "arguments": arguments}}]},
+                        {"tool_calls": [{"function": {"name": "f", "arguments": {"q": _nested(kind, depth)}}}]}):
+            p = parse_tool_calls(message)
+            assert (len(p.calls), len(p.errors)) == ((1, 0) if ok else (0, 1)), (depth, p.errors)
+            if not ok:  # or, past what the JSON parser reads under this stack, not JSON
+                assert (f"nested too deeply (over {MAX_TOOL_CALL_DEPTH} levels)" in p.errors[0]
+                        or "maximum recursion depth" in p.errors[0] and depth == 985), p.errors
+
+
+def test_calls_past_the_count_bound_are_counted_not_read():
+    call = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    assert parse_tool_calls(call * MAX_TOOL_CALLS).errors == []
+    p = parse_tool_calls(call * (MAX_TOOL_CALLS + 5) + "<tool_call>{unclosed <tool_call>")
+    assert len(p.calls) == MAX_TOOL_CALLS
+    assert p.errors == [f"6 more tool calls not read: at most {MAX_TOOL_CALLS} in one turn"]
+    # both formats share the bound, OpenAI entries first
+    both = {"tool_calls": [{"function": {"name": "g", "arguments": "{}"}}] * (MAX_TOOL_CALLS - 1), "content": call * 3}
+    p = parse_tool_calls(both)
+    assert [c.name for c in p.calls].count("f") == 1 and p.errors == [f"2 more tool calls not read: at most {MAX_TOOL_CALLS} in one turn"]
+
+
+def test_ten_thousand_calls_parse_in_bounded_time():
+    text = '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>' * 10_000
+    start = time.perf_counter()
+    p = parse_tool_calls(text)
+    assert time.perf_counter() - start < 0.5 and len(p.calls) == MAX_TOOL_CALLS
 
 
 def test_an_integer_too_long_to_convert_is_a_malformed_call_not_an_exception():

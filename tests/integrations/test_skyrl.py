@@ -138,3 +138,51 @@ def test_rows_that_name_no_task_score_lowest_with_the_column(extras: dict, named
     assert step["done"] and step["reward"] == 0.0 and step["observations"] == []
     assert named in step["metadata"]["reward_error"] and named in step["metadata"]["reason"]
     env.close()
+
+
+def _generic(extras: dict, env_config: dict) -> gsk.GymLLMTextEnv:
+    return skyrl_gym.make(gsk.GENERIC_NAME, env_config=OmegaConf.create(env_config), extras=extras)
+
+
+@pytest.mark.parametrize("row_names_it", [False, True])
+def test_env_config_names_the_env_id_of_rows_that_name_none(row_names_it: bool) -> None:
+    """One env per dataset: SkyRL's env_config names the id, the rows only seed
+    and task index; the episode is the id's own (not a missing-column zero)."""
+    row = gsk.dataset_rows("math/Arithmetic-v0", n=1, seed=8)[0]
+    extras = extras_of(row)
+    if not row_names_it:
+        del extras["env_id"]
+    env = _generic(extras, {"env_id": "math/Arithmetic-v0"})
+    assert env.task_error is None and env.ref.env_id == "math/Arithmetic-v0" and env.ref.kwargs == {}
+    obs, info = env.init(row["prompt"])
+    assert obs == row["prompt"] and info["task_id"] == row["task_id"]
+    step = env.step(f"\\boxed{{{env.env.unwrapped.task.answer}}}")
+    assert step["done"] and step["reward"] == 1.0 and not step["metadata"].get("reward_error")
+    env.close()
+
+
+def test_env_config_id_and_kwargs_together_and_the_row_s_id_wins() -> None:
+    math_row = gsk.dataset_rows("math/Arithmetic-v0", n=1, seed=2)[0]
+    extras = {k: v for k, v in extras_of(math_row).items() if k != "env_id"}
+    env = _generic(extras, {"env_id": "math/Arithmetic-v0", "max_turns": 2})
+    assert env.ref.env_id == "math/Arithmetic-v0" and env.ref.kwargs == {"max_turns": 2} and env.max_turns == 2
+    env.close()
+    other = gsk.dataset_rows("tool/Shell-v0", n=1, seed=2)[0]  # a row naming its own id keeps it
+    env = _generic(extras_of(other), {"env_id": "math/Arithmetic-v0"})
+    assert env.task_error is None and env.ref.env_id == "tool/Shell-v0"
+    assert env.init(other["prompt"])[0] == other["prompt"]
+    env.close()
+
+
+@pytest.mark.parametrize(("name", "env_config", "named"), [
+    (gsk.skyrl_name("math/Arithmetic-v0"), {"env_id": "tool/Shell-v0"}, "tool/Shell-v0"),  # conflicts with the name
+    (gsk.GENERIC_NAME, {"env_id": 7}, "env_config 'env_id'"),
+    (gsk.GENERIC_NAME, {"env_id": "math/NoSuchEnv-v0"}, "math/NoSuchEnv-v0"),
+])
+def test_a_bad_env_config_id_scores_lowest_with_the_reason(name: str, env_config: dict, named: str) -> None:
+    with pytest.warns(RuntimeWarning, match=named):
+        env = skyrl_gym.make(name, env_config=OmegaConf.create(env_config), extras={"seed": 0, "task_index": 0})
+    env.init([])
+    step = env.step("\\boxed{4}")
+    assert step["done"] and step["reward"] == 0.0 and named in step["metadata"]["reward_error"]
+    env.close()

@@ -1,11 +1,12 @@
 """``make_vec(..., backend="ray")`` on a real local multi-node Ray cluster:
 the same results as the local backend, actors on more than one node, and the
-faults (an actor killed, a node removed, a step past its deadline) survived
-exactly or reported as lost, never hung."""
+faults (an actor killed, a node removed) survived exactly or reported as lost,
+never hung; a turn past the step deadline scored, never lost."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -13,7 +14,10 @@ import pytest
 import ray
 
 import gym_llm
-from gym_llm.runtime.vector import EnvLostError, VectorLLMEnv
+from gym_llm.runtime.distributed.ray_vec import FaultStats
+from gym_llm.runtime.policies.base import Generation, GenerationRequest
+from gym_llm.runtime.rollout import collect
+from gym_llm.runtime.vector import VectorLLMEnv, is_env_lost
 
 pytestmark = pytest.mark.slow
 
@@ -108,9 +112,14 @@ def test_a_removed_node_s_episodes_are_rerun_exactly(ray_cluster):
     assert elapsed < 60
 
 
-def test_a_step_past_its_deadline_is_lost_and_nothing_else(ray_cluster):
+def test_a_turn_past_its_deadline_is_scored_not_lost_and_nothing_else(ray_cluster):
+    """A turn that outlives ``step_timeout_s`` comes back scored 0 with the reason,
+    once, not retried (a replay would run it again) and not lost (the trainer drops
+    lost episodes: a policy could abstain from episodes it is failing)."""
     async def run(vec: VectorLLMEnv) -> list[Any]:
         await asyncio.gather(*(vec.areset_at(i, entry="test/RayTurns-v0", seed=40 + i) for i in range(3)))
+        # the steps' own faults: a worker slow to start on a loaded machine may miss a reset's 2 s deadline
+        vec.fault_stats = FaultStats()
         hung = {"role": "assistant", "content": "SLEEP"}
         return await asyncio.gather(*(vec.astep_at(i, hung if i == 0 else action(0, i)) for i in range(3)),
                                     return_exceptions=True)
@@ -125,10 +134,80 @@ def test_a_step_past_its_deadline_is_lost_and_nothing_else(ray_cluster):
         results = asyncio.run(run(vec))
         elapsed = time.monotonic() - t0
         faults = vec.fault_stats
-    assert isinstance(results[0], EnvLostError) and "step_timeout_s=2" in str(results[0])
+        stats = vec.stats[0]
+    obs, reward, terminated, truncated, info = results[0]
+    assert (obs, reward, terminated, truncated) == ([], 0.0, True, False)
+    assert "step deadline (step_timeout_s=2)" in info["reason"] and info["past_step_deadline"] is True
+    assert info["turn"] == 1 and info["task_id"]
     assert _plain(results[1:]) == expected
-    assert faults.step_timeouts == 2 and faults.episodes_lost == 1 and faults.worker_deaths == 0
-    assert elapsed < 20  # two deadlines of 2 s and their health checks, not the 30 s sleeps
+    assert faults.turns_past_deadline == 1 and stats.episodes == 1 and stats.failures == 0
+    assert faults.step_timeouts == faults.episodes_rerun == faults.episodes_lost == faults.worker_deaths == 0
+    assert elapsed < 10  # the worker stopped the turn at 2 s, not after the 30 s sleep
+
+
+def test_a_turn_that_ignores_its_deadline_is_scored_by_the_driver(ray_cluster):
+    """An env that swallows the cancellation at the deadline keeps its worker busy
+    but answering health checks: the driver scores the turn itself, no retry."""
+    async def run(vec: VectorLLMEnv) -> Any:
+        await vec.areset_at(0, entry="test/RayTurns-v0", seed=40)
+        vec.fault_stats = FaultStats()  # the step's own faults
+        return await vec.astep_at(0, {"role": "assistant", "content": "STUBBORN"})
+
+    with ray_vec("test/RayTurns-v0", 1, num_workers=1, step_timeout_s=1) as vec:
+        t0 = time.monotonic()
+        obs, reward, terminated, truncated, info = asyncio.run(run(vec))
+        elapsed = time.monotonic() - t0
+        faults = vec.fault_stats
+    assert (obs, reward, terminated, truncated) == ([], 0.0, True, False) and info["past_step_deadline"]
+    assert info["turn"] == 1 and "step_timeout_s=1" in info["reason"]
+    assert faults.turns_past_deadline == 1 and faults.episodes_rerun == faults.episodes_lost == 0
+    assert elapsed < 25  # two rounds of deadline + health grace, not the env's 60 s
+
+
+class Scripted:
+    """A message-level policy answering every turn with ``text``."""
+
+    tokenizer = None
+
+    def __init__(self, text: str):
+        self.text = text
+
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        return Generation([], None, self.text, "stop")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_shell_turn_stays_in_its_budget_and_one_past_the_deadline_is_kept_by_the_rollout(ray_cluster):
+    """tool/Shell-v0 on Ray workers, sandboxed on their nodes: sixteen ``sleep``
+    commands in one turn end at the env's time budget (under the deadline: the env
+    scores the episode as usual); without a budget the worker stops the turn at the
+    deadline and the rollout gets a scored trajectory, not an env-lost one."""
+    sleeps = "".join(f'<tool_call>{json.dumps({"name": "bash", "arguments": {"command": "sleep 1"}})}</tool_call>'
+                     for _ in range(16))
+    with ray_vec("test/BudgetShell-v0", 1, num_workers=1, step_timeout_s=4,
+                 env_kwargs={"turn_time_budget_s": 1.5}) as vec:
+        t0 = time.monotonic()
+        trajs = collect(Scripted(sleeps), vec, num_groups=1)
+        elapsed = time.monotonic() - t0
+        faults = vec.fault_stats
+    (budgeted,) = trajs
+    assert budgeted.ok and budgeted.num_turns == 3 and budgeted.truncated  # max_turns=3 of 16 sleeps each
+    spent = [m["content"] for m in budgeted.messages if m["role"] == "tool"]
+    assert sum(c.startswith("Error: turn time budget spent") for c in spent) >= 2 * 12
+    assert faults.turns_past_deadline == faults.episodes_lost == 0
+    assert elapsed < 20  # three turns of 1.5 s, not three of 16 s
+    with ray_vec("test/BudgetShell-v0", 1, num_workers=1, step_timeout_s=2,
+                 env_kwargs={"turn_time_budget_s": None}) as vec:
+        t0 = time.monotonic()
+        (unbudgeted,) = collect(Scripted(sleeps), vec, num_groups=1)
+        elapsed = time.monotonic() - t0
+        faults = vec.fault_stats
+    assert unbudgeted.ok and not is_env_lost(unbudgeted.error)  # what the trainer drops
+    assert unbudgeted.num_turns == 1 and unbudgeted.terminated and unbudgeted.reward == 0.0
+    assert faults.turns_past_deadline == 1 and faults.episodes_lost == 0  # once: not replayed
+    assert elapsed < 15
 
 
 def test_bad_options_are_refused():

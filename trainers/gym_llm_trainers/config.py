@@ -457,9 +457,10 @@ class EnvWorkersConfig(_Checked):
         None, "ray: most sandboxed env steps running at once on one node, over all its workers "
               "(null = the node's CPUs).", ge=1)
     step_timeout_s: float | None = knob(
-        120.0, "ray: deadline of each reset and step on a worker; past it (or when the worker or "
-               "its node dies) the episode is re-run on a live worker from its task identity "
-               "(null = no deadline: a hung step hangs the rollout).", gt=0)
+        120.0, "ray: deadline of each turn and reset on a worker; a turn past it is stopped and "
+               "scored 0 (never dropped); a reset past it, or a worker or node that dies, re-runs "
+               "the episode on a live worker from its task identity (null = no deadline: a hung "
+               "step hangs the rollout).", gt=0)
     max_retries: int = knob(2, "ray: faults one call survives; past them the episode is an "
                                "environment error, dropped and counted as trajectories/env_lost.", ge=0)
 

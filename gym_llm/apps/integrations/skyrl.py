@@ -22,8 +22,9 @@ their env id in ``extras["env_id"]``. So a SkyRL dataset row
 
 and SkyRL's generator does ``skyrl_gym.make(env_class, env_config=...,
 extras=<the row's other columns>)``. ``env_config`` (SkyRL's
-``environment.skyrl_gym.<env_class>`` config), when given, holds env kwargs;
-the row's own ``env_kwargs`` win key by key.
+``environment.skyrl_gym.<env_class>`` config), when given, holds env kwargs
+(the row's own ``env_kwargs`` win key by key) and may name the ``env_id`` of
+rows that name none (the generic ``"gym_llm"`` over a one-env dataset).
 
 A row that names no task (a missing or malformed column, an unknown id)
 does not crash SkyRL's generator: its episode ends at the first step with
@@ -81,13 +82,30 @@ def _plain(config: Any) -> dict[str, Any]:
     return dict(config)
 
 
+def _task_of(row: Mapping[str, Any], env_config: Any, env_id: str | None) -> TaskRef:
+    """The task of a SkyRL row: ``env_config`` holds env kwargs and, optionally,
+    ``env_id``, the id of rows that name none (one env per dataset is common in
+    SkyRL configs; a row's own ``env_id`` wins, as its ``env_kwargs`` do). Under a
+    name that binds ``env_id``, a config naming another id is an error."""
+    kwargs = _plain(env_config)
+    config_id = kwargs.pop("env_id", None)
+    if config_id is not None:
+        if not isinstance(config_id, str):
+            raise TaskColumnError(f"env_config 'env_id' must be a string, got {config_id!r}")
+        if env_id is not None and config_id != env_id:
+            raise TaskColumnError(f"env_config 'env_id' is {config_id!r} but this env class is {env_id!r}")
+        if row.get("env_id") is None:
+            row = {**row, "env_id": config_id}
+    return TaskRef.from_row(row, env_id=env_id, env_kwargs=kwargs)
+
+
 class GymLLMTextEnv(BaseTextEnv):
     """One episode of a gym-llm env inside SkyRL.
 
     ``extras`` are the dataset row's columns other than ``prompt`` and
     ``env_class``: the task columns ``env_id`` (optional when ``env_id`` is
-    bound by the registered name), ``seed``, ``task_index``, ``split`` and
-    ``env_kwargs``. :attr:`task_error` is set (and the episode scores the
+    bound by the registered name or ``env_config`` names it), ``seed``,
+    ``task_index``, ``split`` and ``env_kwargs``. :attr:`task_error` is set (and the episode scores the
     lowest reward) when they name no task.
     """
 
@@ -99,8 +117,7 @@ class GymLLMTextEnv(BaseTextEnv):
         self.task_error: str | None = None
         self.last_info: dict[str, Any] = {}
         try:
-            self.ref = TaskRef.from_row(extras if extras is not None else {}, env_id=env_id,
-                                        env_kwargs=_plain(env_config))
+            self.ref = _task_of(extras if extras is not None else {}, env_config, env_id)
             spec(self.ref.env_id)
         except (TaskColumnError, LookupError) as e:
             self.task_error = f"task column 'env_id': {e}" if isinstance(e, LookupError) else str(e)

@@ -13,9 +13,22 @@ its jails on the node of its actor; a :class:`SandboxGate` actor per node caps
 how many such steps run at once on that node (``sandbox_concurrency_per_node``,
 default: the node's CPUs), however many actors share it.
 
-Faults. Every call to a worker has a deadline (``step_timeout_s``). A worker
-that died (its process killed, its node removed) or a call past the deadline
-is a fault; the episode is then re-run on a live worker from its task identity
+Step deadline. A turn may run ``step_timeout_s`` on its worker, counted from
+when it starts there (after any wait for its node's sandbox gate). A turn past
+it is stopped and comes back scored: reward 0, the episode terminated,
+``info["reason"]`` saying so and ``info["past_step_deadline"]`` set
+(:attr:`FaultStats.turns_past_deadline` counts them). It is never retried or
+lost: a re-run would replay the same turn, and a lost episode is dropped by the
+trainer, so a policy could abstain from episodes it is failing by making them
+slow. Whether a turn near the deadline makes it depends on wall time: there
+the same actions may not give the same reward (tool envs keep their turns well
+inside it: ``ToolEnv.turn_time_budget_s``). The driver waits for a
+step as long as its worker answers health checks; an env that does not stop
+at its deadline is scored the same way by the driver.
+
+Faults. A worker that died (its process killed, its node removed), stopped
+answering, or a reset past the deadline is a fault; the episode is then
+re-run on a live worker from its task identity
 (:class:`~gym_llm.envs.taskref.TaskRef`, then the actions it was given so far:
 environments are deterministic in those, so the
 result is what the lost worker would have returned) and the step answered
@@ -33,6 +46,7 @@ import asyncio
 import importlib
 import itertools
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +67,17 @@ log = logging.getLogger(__name__)
 
 #: How long a worker that missed a deadline has to answer a trivial call to count as alive.
 HEALTH_TIMEOUT_S = 5.0
+
+#: ``info`` key of a turn scored because it ran past the step deadline.
+PAST_STEP_DEADLINE = "past_step_deadline"
+
+
+def past_deadline_result(turn: int, task_id: Any, deadline_s: float) -> StepResult:
+    """The step result of a turn stopped at the step deadline: the lowest reward,
+    the episode terminated, with the reason."""
+    info = {"reason": f"the turn ran past the step deadline (step_timeout_s={deadline_s:g}) and was stopped",
+            "reward_components": {}, "turn": turn, "task_id": task_id, PAST_STEP_DEADLINE: True}
+    return [], 0.0, True, False, info
 
 #: Ray actor options of a worker unless ``worker_options`` says otherwise.
 DEFAULT_WORKER_OPTIONS: dict[str, Any] = {"num_cpus": 1}
@@ -114,6 +139,7 @@ class EnvWorker:
         for module in imports:
             importlib.import_module(module)
         self._live: dict[str, tuple[TaskRef, LLMEnv, bool]] = {}  # episode key -> (task, env, sandboxed)
+        self._turn_started: dict[str, float] = {}  # episode key -> monotonic time its running turn started
         self._pool = EnvPool()
         self._gate: Any = None
         self._holder = ray.get_runtime_context().get_actor_id()
@@ -130,12 +156,15 @@ class EnvWorker:
         self._live[key] = (task, env, sandboxed)
         return await task.areset(env)
 
-    async def step(self, key: str, action: Any) -> StepResult:
+    async def step(self, key: str, action: Any, deadline_s: float | None = None) -> StepResult:
+        """``env.astep(action)`` of the episode; a turn that runs past
+        ``deadline_s`` (the wait for the node's sandbox gate not counted) is
+        stopped and comes back as :func:`past_deadline_result`."""
         if key not in self._live:
             raise RuntimeError(f"episode {key} is not running on this worker")
         _, env, sandboxed = self._live[key]
         if not (sandboxed and self._gate is not None):
-            return await env.astep(action)
+            return await self._turn(key, env, action, deadline_s)
         acquired = self._gate.acquire.remote(self._holder)
         try:
             await acquired
@@ -143,9 +172,32 @@ class EnvWorker:
             asyncio.ensure_future(self._release_when(acquired))
             raise
         try:
-            return await env.astep(action)
+            return await self._turn(key, env, action, deadline_s)
         finally:
             self._gate.release.remote(self._holder)
+
+    async def _turn(self, key: str, env: LLMEnv, action: Any, deadline_s: float | None) -> StepResult:
+        if deadline_s is None:
+            return await env.astep(action)
+        self._turn_started[key] = time.monotonic()
+        deadline = asyncio.timeout(deadline_s)
+        try:
+            async with deadline:
+                return await env.astep(action)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            turn, task_id = env.turn + 1, env.task.id if env.task else None
+            self.discard(key)  # stopped mid-turn: its state is no episode's
+            return past_deadline_result(turn, task_id, deadline_s)
+        finally:
+            self._turn_started.pop(key, None)
+
+    def turn_running_s(self, key: str) -> float | None:
+        """How long the episode's turn has been running here (``None``: none is,
+        e.g. it waits for the sandbox gate); the driver's health check."""
+        started = self._turn_started.get(key)
+        return None if started is None else time.monotonic() - started
 
     async def _release_when(self, acquired: Any) -> None:
         await acquired
@@ -181,6 +233,7 @@ class FaultStats:
     step_timeouts: int = 0
     episodes_rerun: int = 0
     episodes_lost: int = 0
+    turns_past_deadline: int = 0  # scored 0, not faults: never rerun or lost
 
 
 class _Fault(Exception):
@@ -207,7 +260,8 @@ class RayVectorLLMEnv(VectorLLMEnv):
 
     ``num_workers`` actors with ``worker_options``; ``address`` as
     :func:`ensure_ray`; ``sandbox_concurrency_per_node`` (``None``: the node's
-    CPUs); ``step_timeout_s``, the deadline of every worker call (``None``:
+    CPUs); ``step_timeout_s``, the deadline of a turn on its worker (past it:
+    scored 0, see the module doc) and of every other worker call (``None``:
     none, a hung step then hangs); ``max_retries``, faults survived per call;
     ``imports``, modules each worker imports first."""
 
@@ -261,21 +315,54 @@ class RayVectorLLMEnv(VectorLLMEnv):
         return self._actor_cls.options(scheduling_strategy="SPREAD", max_restarts=0,
                                        **self._worker_options).remote(self._imports)
 
-    async def _await(self, ref: Any) -> Any:
+    @staticmethod
+    async def _result(ref: Any) -> Any:
         """A worker call's result, or :class:`_Fault`; the environment's own
         exceptions come back as raised."""
         try:
-            if self.step_timeout_s is None:
-                return await ref
-            return await asyncio.wait_for(ref, self.step_timeout_s)
-        except TimeoutError:
-            ray.cancel(ref)
-            self.fault_stats.step_timeouts += 1
-            raise _Fault(f"no answer within step_timeout_s={self.step_timeout_s}") from None
+            return await ref
         except RayTaskError as e:
             raise e.as_instanceof_cause() from None
         except (RayError, GetTimeoutError) as e:
             raise _Fault(f"{type(e).__name__}: {e}") from None
+
+    async def _await(self, ref: Any) -> Any:
+        """:meth:`_result` within ``step_timeout_s`` (past it: a fault)."""
+        if self.step_timeout_s is None:
+            return await self._result(ref)
+        try:
+            return await asyncio.wait_for(self._result(ref), self.step_timeout_s)
+        except TimeoutError:
+            ray.cancel(ref)
+            self.fault_stats.step_timeouts += 1
+            raise _Fault(f"no answer within step_timeout_s={self.step_timeout_s}") from None
+
+    async def _step(self, ep: _SlotEpisode, action: Any) -> StepResult:
+        """One step of ``ep`` on its worker, which stops a turn at the deadline
+        itself (:meth:`EnvWorker.step`). Waited for while the worker answers
+        health checks (a step may first queue for its node's sandbox gate); a
+        worker that does not is a fault; a turn that ran on past its deadline
+        (an env that ignores cancellation) is scored here as the worker would."""
+        limit = self.step_timeout_s
+        ref = ep.handle.step.remote(ep.key, action, limit)
+        if limit is None:
+            return await self._result(ref)
+        call = asyncio.ensure_future(self._result(ref))
+        try:
+            while not (await asyncio.wait({call}, timeout=limit + HEALTH_TIMEOUT_S))[0]:
+                try:
+                    running = await asyncio.wait_for(ep.handle.turn_running_s.remote(ep.key), HEALTH_TIMEOUT_S)
+                except (TimeoutError, RayError):
+                    self.fault_stats.step_timeouts += 1
+                    raise _Fault(f"no answer within step_timeout_s={limit}, nor to a health check") from None
+                if running is not None and running > limit + HEALTH_TIMEOUT_S:
+                    ep.handle.discard.remote(ep.key)
+                    return past_deadline_result(len(ep.actions) + 1, ep.task_id, limit)
+            return call.result()
+        finally:
+            if not call.done():
+                call.cancel()
+                ray.cancel(ref)
 
     async def _ready(self, w: int) -> None:
         """Learn worker ``w``'s node (once) and give it its node's gate."""
@@ -376,8 +463,9 @@ class RayVectorLLMEnv(VectorLLMEnv):
         if info.get("task_id") != ep.task_id:
             raise EnvLostError(f"re-run of {ep.task.env_id} seed={ep.task.seed} drew task {info.get('task_id')!r}, "
                                f"not {ep.task_id!r}: the environment is not deterministic in its seed")
-        for action in ep.actions:
-            await self._await(ep.handle.step.remote(ep.key, action))
+        for turn, action in enumerate(ep.actions, 1):
+            if PAST_STEP_DEADLINE in (await self._step(ep, action))[4]:  # it made the deadline the first time
+                raise _Fault(f"replayed turn {turn} ran past step_timeout_s={self.step_timeout_s}")
 
     async def areset_at(
         self, slot: int, *, env_id: str | None = None, seed: int | None = None,
@@ -410,7 +498,7 @@ class RayVectorLLMEnv(VectorLLMEnv):
                 try:
                     if avoid is not None:
                         await self._rerun(ep, avoid=avoid)
-                    result = await self._await(ep.handle.step.remote(ep.key, action))
+                    result = await self._step(ep, action)
                     break
                 except _Fault as fault:
                     avoid = await self._on_fault(ep, fault, attempt)
@@ -420,6 +508,8 @@ class RayVectorLLMEnv(VectorLLMEnv):
         finally:
             self.stats[slot].step_time_s += asyncio.get_running_loop().time() - t0
         ep.actions.append(action)
+        if PAST_STEP_DEADLINE in result[4]:
+            self.fault_stats.turns_past_deadline += 1
         self._record(slot, result)
         return result
 
