@@ -24,13 +24,19 @@ here every step is the env's ``astep`` on the server's event loop (sandboxed
 work is awaited, so one session's jail never holds up another's step), a
 disconnect in the middle of a step cancels it (which kills its jail), and an
 idle session is told and closed. The wire format is OpenEnv's own models,
-serialised by OpenEnv's own ``serialize_observation``.
+serialised by OpenEnv's own ``serialize_observation``, of values first made
+JSON-safe by :func:`wire_value`: every reply encodes, whatever an env put in
+its messages and info (what the model wrote is never a protocol error).
+A session's env is made in a worker thread, so a slow construction (a big
+dataset file) never stalls the other sessions.
 
 Limits: ``--max-sessions`` (a connection beyond it gets a ``CAPACITY_REACHED``
 error at once, and is closed with code 1013 after the client's first message
 or 2 s, so a client that sends before it reads, like OpenEnv's, reads the
 error as its reply), ``--idle-timeout-s`` (a session that sends nothing for
-that long gets a ``SESSION_ERROR`` and is closed), ``--max-message-bytes``
+that long gets a ``SESSION_ERROR`` and is closed; one whose client takes no
+reply for that long, not reading its socket, is closed at once: its env is
+closed and its slot freed), ``--max-message-bytes``
 (a bigger WebSocket message closes the connection with code 1009, by
 uvicorn). SIGTERM or Ctrl-C closes every session (cancelling steps in flight)
 and every env before the process exits.
@@ -43,10 +49,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping, Set
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,10 +79,12 @@ from openenv.core.env_server.types import (
     WSStepMessage,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from starlette.websockets import WebSocketDisconnect, WebSocketState
+from pydantic_core import to_jsonable_python
+from starlette.websockets import WebSocketDisconnect
 
 import gym_llm
 from gym_llm.envs.core import LLMEnv
+from gym_llm.envs.jsonio import utf8_text
 
 __all__ = [
     "GymLLMAction",
@@ -83,6 +93,7 @@ __all__ = [
     "ResetData",
     "Session",
     "EnvServer",
+    "wire_value",
     "create_app",
     "parse_env_kwargs",
     "add_serve_parser",
@@ -97,6 +108,74 @@ DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 REFUSAL_GRACE_S = 2.0
 #: WebSocket close codes (RFC 6455): normal, going away (idle, shutdown), try again later.
 CLOSE_NORMAL, CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN_LATER = 1000, 1001, 1013
+#: Threads that make sessions' envs; their own pool, so a burst of slow
+#: constructions never queues the steps of sync envs (``asyncio.to_thread``).
+ENV_MAKER_THREADS = 4
+#: Nesting kept in a reply's values; a deeper container becomes a string. Far
+#: above any env's info, and below the depth JSON readers recurse to (Python's
+#: ``json`` stops near 1000, pydantic's serializer at a few hundred).
+MAX_WIRE_DEPTH = 100
+#: Integers of more bits are written as a string: Python refuses to print
+#: integers of more than 4300 digits (``sys.set_int_max_str_digits``).
+MAX_WIRE_INT_BITS = 14_000
+
+def wire_value(value: Any, depth: int = MAX_WIRE_DEPTH) -> Any:
+    """``value`` as JSON and UTF-8 can carry it: every reply the server sends is
+    made of these, so none fails to encode whatever an env returned.
+
+    Text holding surrogates (bytes that were not UTF-8, kept by
+    ``surrogateescape``: a file name, a program's output) has each replaced by
+    U+FFFD, as :class:`~gym_llm.envs.core.LLMEnv` does to its messages; a
+    non-finite float is ``None`` (:mod:`gym_llm.envs.jsonio`'s rule); bytes are
+    decoded as UTF-8 (U+FFFD where they are not); mapping keys become text;
+    tuples and sets become lists; other objects are what pydantic makes of
+    them (an enum's value, a dataclass's fields, ISO dates; ``str`` of the
+    rest). A container nested deeper than ``depth`` levels, or holding
+    itself, becomes a string saying so; an integer too long to print, its size."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return utf8_text(value)
+    if isinstance(value, int):
+        return int(value) if value.bit_length() <= MAX_WIRE_INT_BITS else f"<an integer of {value.bit_length()} bits>"
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, bytes | bytearray | memoryview):
+        return utf8_text(bytes(value).decode("utf-8", "replace"))
+    if isinstance(value, Mapping | list | tuple | Set):
+        return _wire_container(value, depth, set())
+    try:
+        plain = to_jsonable_python(value, fallback=str)
+    except Exception:  # a cycle, a depth, a __str__ that raises: its type is all there is to say
+        return f"<{type(value).__name__}>"
+    return wire_value(plain, depth)
+
+
+def _wire_container(value: Any, depth: int, path: set[int]) -> Any:
+    if depth <= 0:
+        return f"<cut: nested deeper than {MAX_WIRE_DEPTH} levels>"
+    if id(value) in path:
+        return "<cycle>"
+    path.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            return {_wire_key(k): _wire_item(v, depth - 1, path) for k, v in value.items()}
+        return [_wire_item(v, depth - 1, path) for v in value]
+    finally:
+        path.discard(id(value))
+
+
+def _wire_item(value: Any, depth: int, path: set[int]) -> Any:
+    if isinstance(value, Mapping | list | tuple | Set):
+        return _wire_container(value, depth, path)
+    return wire_value(value, depth)
+
+
+def _wire_key(key: Any) -> str:
+    if isinstance(key, str):
+        return utf8_text(key)
+    text = wire_value(key, 1)
+    return text if isinstance(text, str) else str(text)
 
 
 class GymLLMAction(Action):
@@ -146,7 +225,13 @@ class ResetData(BaseModel):
 
 
 def _error(message: str, code: WSErrorCode, **extra: Any) -> str:
-    return WSErrorResponse(data={"message": message, "code": code, **extra}).model_dump_json()
+    return WSErrorResponse(data=wire_value({"message": message, "code": code, **extra})).model_dump_json()
+
+
+def _observation_reply(messages: Any, info: Any, *, reward: float | None, done: bool, truncated: bool = False) -> str:
+    observation = GymLLMObservation(messages=wire_value(messages), info=wire_value(info),
+                                    truncated=truncated, done=done, reward=wire_value(reward))
+    return WSObservationResponse(data=serialize_observation(observation)).model_dump_json()
 
 
 @dataclass
@@ -164,6 +249,10 @@ class EnvServer:
 
     ``env_kwargs`` go to :func:`gym_llm.make` for every session; the first
     env is made at construction, so a bad id or kwarg fails before serving.
+    A session's env is made in a worker thread (one of
+    :data:`ENV_MAKER_THREADS`), never on the event loop. With
+    ``idle_timeout_s``, a session also ends when its client takes no reply
+    (or idle notice) for that long: every send is bounded by it.
     """
 
     def __init__(
@@ -183,7 +272,10 @@ class EnvServer:
         self.max_sessions = max_sessions
         self.idle_timeout_s = idle_timeout_s
         self.sessions: dict[str, Session] = {}
+        #: Sessions whose env is being made: they hold a slot too.
+        self.starting = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._env_makers = ThreadPoolExecutor(ENV_MAKER_THREADS, thread_name_prefix="gym_llm-serve-make")
         probe = self.make_env()
         self.metadata = EnvironmentMetadata(
             name=env_id,
@@ -196,8 +288,23 @@ class EnvServer:
     def make_env(self) -> LLMEnv:
         return gym_llm.make(self.env_id, **self.env_kwargs)
 
+    async def make_env_off_loop(self) -> LLMEnv:
+        """:meth:`make_env` in a worker thread, the event loop free meanwhile.
+        Cancelled while the thread works, the env it makes is closed once made."""
+        made = asyncio.get_running_loop().run_in_executor(self._env_makers, self.make_env)
+        try:
+            return await asyncio.shield(made)
+        except asyncio.CancelledError:
+            made.add_done_callback(_close_made_env)
+            raise
+
+    @property
+    def open_sessions(self) -> int:
+        """Slots taken: sessions open or having their env made."""
+        return len(self.sessions) + self.starting
+
     def capacity(self) -> ServerCapacityStatus:
-        return ServerCapacityStatus.from_counts(active=len(self.sessions), max_sessions=self.max_sessions)
+        return ServerCapacityStatus.from_counts(active=self.open_sessions, max_sessions=self.max_sessions)
 
     # ---------------------------------------------------------------- handlers
     async def reset(self, session: Session, data: dict[str, Any]) -> str:
@@ -206,17 +313,13 @@ class EnvServer:
         messages, info = await session.env.areset(seed=request.seed, options=options)
         session.episode_id = request.episode_id or str(uuid.uuid4())
         session.step_count = 0
-        observation = GymLLMObservation(messages=messages, info=info, done=False, reward=None)
-        return WSObservationResponse(data=serialize_observation(observation)).model_dump_json(fallback=str)
+        return _observation_reply(messages, info, reward=None, done=False)
 
     async def step(self, session: Session, data: dict[str, Any]) -> str:
         action = GymLLMAction.model_validate(data)
         messages, reward, terminated, truncated, info = await session.env.astep(action.as_env_action())
         session.step_count += 1
-        observation = GymLLMObservation(
-            messages=messages, info=info, truncated=truncated, done=terminated or truncated, reward=reward
-        )
-        return WSObservationResponse(data=serialize_observation(observation)).model_dump_json(fallback=str)
+        return _observation_reply(messages, info, reward=reward, done=terminated or truncated, truncated=truncated)
 
     def state(self, session: Session) -> str:
         env = session.env.unwrapped
@@ -228,7 +331,7 @@ class EnvServer:
             turn=env.turn,
             done=env.done,
         )
-        return WSStateResponse(data=state.model_dump()).model_dump_json()
+        return WSStateResponse(data=wire_value(state.model_dump())).model_dump_json()
 
     async def handle(self, session: Session, raw: str) -> str | None:
         """The reply to one client message, or ``None`` for a close message."""
@@ -249,7 +352,7 @@ class EnvServer:
             if kind == "close":
                 return None
         except ValidationError as e:
-            errors = json.loads(e.json(include_url=False, include_input=False))
+            errors = wire_value(e.errors(include_url=False, include_input=False))
             where = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'data'}: {err['msg']}" for err in errors)
             return _error(f"Invalid {kind} message: {where}", WSErrorCode.VALIDATION_ERROR, errors=errors)
         except ResetNeeded:
@@ -265,35 +368,37 @@ class EnvServer:
         """Run one WebSocket session to its end (close message, disconnect,
         idle timeout or shutdown); its env is closed whatever the end."""
         await websocket.accept()
-        if len(self.sessions) >= self.max_sessions:
+        if self.open_sessions >= self.max_sessions:
             await websocket.send_text(_error(
-                f"Server at capacity: {len(self.sessions)}/{self.max_sessions} sessions open; retry later",
+                f"Server at capacity: {self.open_sessions}/{self.max_sessions} sessions open; retry later",
                 WSErrorCode.CAPACITY_REACHED,
-                active_sessions=len(self.sessions),
+                active_sessions=self.open_sessions,
                 max_sessions=self.max_sessions,
             ))
             await self._close_after_first_message(websocket, "server at capacity")
             return
-        session_id = str(uuid.uuid4())
-        try:
-            env = self.make_env()
-        except Exception as e:
-            await websocket.send_text(_error(f"could not make {self.env_id}: {e}", WSErrorCode.FACTORY_ERROR))
-            await self._close_after_first_message(websocket, "env factory failed")
-            return
-        session = self.sessions[session_id] = Session(env)
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
         try:
-            await self._converse(websocket, session)
+            self.starting += 1
+            try:
+                env = await self.make_env_off_loop()
+            except Exception as e:
+                await websocket.send_text(_error(f"could not make {self.env_id}: {e}", WSErrorCode.FACTORY_ERROR))
+                await self._close_after_first_message(websocket, "env factory failed")
+                return
+            finally:
+                self.starting -= 1
+            session_id = str(uuid.uuid4())
+            session = self.sessions[session_id] = Session(env)
+            try:
+                await self._converse(websocket, session)  # ends the WebSocket its own way
+            finally:
+                del self.sessions[session_id]
+                env.close()
         finally:
             self._tasks.discard(task)  # type: ignore[arg-type]
-            del self.sessions[session_id]
-            env.close()
-            if websocket.client_state == WebSocketState.CONNECTED:
-                with contextlib.suppress(Exception):
-                    await websocket.close(CLOSE_NORMAL)
 
     async def _close_after_first_message(self, websocket: WebSocket, reason: str) -> None:
         # A client that sends before it reads (OpenEnv's: connect, then send the
@@ -304,19 +409,32 @@ class EnvServer:
         with contextlib.suppress(Exception):
             await websocket.close(CLOSE_TRY_AGAIN_LATER, reason)
 
+    async def _deliver(self, sending: Awaitable[None]) -> bool:
+        """Await a send (a reply, a close frame); False when the client has
+        not taken it within the idle timeout. uvicorn holds a send while the
+        connection's write buffer is full, which is for ever when the client
+        reads nothing: a timeout is the only way out."""
+        try:
+            await asyncio.wait_for(sending, self.idle_timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
     async def _converse(self, websocket: WebSocket, session: Session) -> None:
         # One receive is always pending, even during a step: a disconnect in the
         # middle of a step is seen at once and cancels the step (and its jail).
+        # Every ending closes the WebSocket here, or leaves it to uvicorn: a
+        # disconnect, or a client that took no reply (no close frame would reach
+        # it; uvicorn closes the socket once what is queued for it drains).
         receive = asyncio.ensure_future(websocket.receive())
         try:
             while True:
                 done, _ = await asyncio.wait({receive}, timeout=self.idle_timeout_s)
                 if not done:
-                    await websocket.send_text(_error(
-                        f"session closed after {self.idle_timeout_s:g} s without a message",
-                        WSErrorCode.SESSION_ERROR,
-                    ))
-                    await websocket.close(CLOSE_GOING_AWAY, "idle timeout")
+                    notice = _error(f"session closed after {self.idle_timeout_s:g} s without a message",
+                                    WSErrorCode.SESSION_ERROR)
+                    if await self._deliver(websocket.send_text(notice)):
+                        await self._deliver(websocket.close(CLOSE_GOING_AWAY, "idle timeout"))
                     return
                 frame = receive.result()
                 if frame["type"] == "websocket.disconnect":
@@ -335,9 +453,12 @@ class EnvServer:
                     return
                 reply = await work
                 if reply is None:  # a close message
-                    await websocket.close(CLOSE_NORMAL)
+                    await self._deliver(websocket.close(CLOSE_NORMAL))
                     return
-                await websocket.send_text(reply)
+                if not await self._deliver(websocket.send_text(reply)):
+                    log.warning("closed a %s session: its client took no reply in %g s",
+                                self.env_id, self.idle_timeout_s)
+                    return
                 session.last_activity = time.monotonic()
         except WebSocketDisconnect:
             return
@@ -350,6 +471,12 @@ class EnvServer:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self._env_makers.shutdown(wait=False, cancel_futures=True)
+
+
+def _close_made_env(made: asyncio.Future[LLMEnv]) -> None:
+    if not made.cancelled() and made.exception() is None:
+        made.result().close()
 
 
 def create_app(server: EnvServer) -> FastAPI:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -23,6 +22,7 @@ from gym_llm_sandbox.aio import run_sync
 from gymnasium.error import ResetNeeded
 
 from gym_llm.envs.grading import HackSignal
+from gym_llm.envs.jsonio import utf8_text
 from gym_llm.envs.parsing import (
     MAX_TOOL_CALL_DEPTH,
     MAX_TOOL_CALLS,
@@ -198,9 +198,6 @@ class Turn:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _utf8_message(message: dict[str, Any]) -> dict[str, Any]:
     """A copy of an environment's message whose text is valid UTF-8: a lone
     surrogate (bytes a jailed program wrote or named a file with that are not UTF-8,
@@ -208,9 +205,9 @@ def _utf8_message(message: dict[str, Any]) -> dict[str, Any]:
     out = dict(message)
     content = out.get("content")
     if isinstance(content, str):
-        out["content"] = _SURROGATE.sub("\ufffd", content)
+        out["content"] = utf8_text(content)
     elif isinstance(content, list):
-        out["content"] = [{**p, "text": _SURROGATE.sub("\ufffd", p["text"])}
+        out["content"] = [{**p, "text": utf8_text(p["text"])}
                           if isinstance(p, dict) and isinstance(p.get("text"), str) else p for p in content]
     return out
 

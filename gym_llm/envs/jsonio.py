@@ -11,11 +11,21 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dumps_utf8", "finite", "write_json", "parse_jsonl"]
+__all__ = ["dumps_utf8", "utf8_text", "finite", "write_json", "parse_jsonl"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_text(text: str) -> str:
+    """``text`` with each lone surrogate (bytes that were not UTF-8, kept by
+    ``surrogateescape``: a jailed program's output or file names) replaced by
+    U+FFFD, so it encodes as UTF-8: what env messages and server replies carry."""
+    return text if text.isascii() or not _SURROGATE.search(text) else _SURROGATE.sub("\ufffd", text)
 
 
 def parse_jsonl(lines: Iterable[str], source: str | os.PathLike) -> list[Any]:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,11 +76,16 @@ def busy_jails(pid: int) -> dict[int, str]:
             if os.path.basename(cmd.split(" ", 1)[0]) != "nsjail" and not _reading_stdin(p)}
 
 
-class ServeProcess:
-    """``python -m gym_llm.apps.serve ENV_ID ARGS...`` on a free port, its sandbox
-    staging dir private (``sandbox_dir``), stopped with SIGTERM on exit."""
+#: How the server is started: ``python -m gym_llm.apps.serve``.
+SERVE_COMMAND = ("-m", "gym_llm.apps.serve")
 
-    def __init__(self, env_id: str, *args: str, tmp: Path):
+
+class ServeProcess:
+    """``python -m gym_llm.apps.serve ENV_ID ARGS...`` (or ``python COMMAND...
+    ENV_ID ARGS...``) on a free port, its sandbox staging dir private
+    (``sandbox_dir``), stopped with SIGTERM on exit."""
+
+    def __init__(self, env_id: str, *args: str, tmp: Path, command: Sequence[str] = SERVE_COMMAND):
         self.port = servers.free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}/ws"
@@ -91,7 +96,7 @@ class ServeProcess:
         self._log = open(self.log_path, "w")  # noqa: SIM115 (open for the process's life)
         env = {**os.environ, "GYM_LLM_SANDBOX_DIR": str(self.sandbox_dir), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gym_llm.apps.serve", env_id, "--port", str(self.port), *args],
+            [sys.executable, *command, env_id, "--port", str(self.port), *args],
             cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 60
@@ -146,11 +151,11 @@ class ServeProcess:
 
 @pytest.fixture
 def serve(tmp_path_factory) -> Iterator[Any]:
-    """``serve(env_id, *args)``: a started :class:`ServeProcess`, stopped at the test's end."""
+    """``serve(env_id, *args, command=...)``: a started :class:`ServeProcess`, stopped at the test's end."""
     started: list[ServeProcess] = []
 
-    def start(env_id: str, *args: str) -> ServeProcess:
-        server = ServeProcess(env_id, *args, tmp=tmp_path_factory.mktemp("serve"))
+    def start(env_id: str, *args: str, command: Sequence[str] = SERVE_COMMAND) -> ServeProcess:
+        server = ServeProcess(env_id, *args, tmp=tmp_path_factory.mktemp("serve"), command=command)
         started.append(server)
         return server
 

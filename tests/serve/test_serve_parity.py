@@ -2,12 +2,15 @@
 serve``: the same seed and task index give the same prompt, the same env
 messages and the same rewards as a local ``env.step``, on math, code
 (sandboxed tests) and multi-turn tool envs (a stateful world, a sandboxed
-shell)."""
+shell), also where the model's output puts text that is not valid UTF-8 in the
+info (an error message holding lone surrogates, a file name that is not UTF-8):
+that text arrives with U+FFFD in their place, never as a protocol error."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import pytest
@@ -22,6 +25,12 @@ TIMINGS = ("timings", "wall_time_s", "verify_s")
 
 def _outcome(info: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in info.items() if k not in TIMINGS}
+
+
+def _through_the_wire(value: Any) -> Any:
+    """A local value as the server's client reads it: through JSON, each
+    surrogate (text that was bytes, not UTF-8) as U+FFFD."""
+    return json.loads(re.sub("[\ud800-\udfff]", "\ufffd", json.dumps(value, ensure_ascii=False)))
 
 
 def _openai_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -66,13 +75,17 @@ def _assert_same(env_id, url, seed, task_index, turns, **kwargs):
     local = _play_local(env_id, seed, task_index, turns, **kwargs)
     remote = asyncio.run(_play_remote(url, seed, task_index, turns))
     assert remote[0] == local[0]  # the prompt
-    assert remote[1] == json.loads(json.dumps(local[1]))  # reset info, through JSON
+    assert remote[1] == _through_the_wire(local[1])  # reset info
     assert len(remote[2]) == len(local[2])
     for (r_msgs, r_reward, r_done, r_info), (l_msgs, l_reward, l_done, l_info) in zip(remote[2], local[2], strict=True):
         assert r_msgs == l_msgs
         assert r_reward == l_reward and r_done == l_done
-        assert r_info == json.loads(json.dumps(l_info))
+        assert r_info == _through_the_wire(l_info)
     return [step[1] for step in local[2]]
+
+
+def _surrogates(value: Any) -> bool:
+    return re.search("[\ud800-\udfff]", json.dumps(value, ensure_ascii=False)) is not None
 
 
 @pytest.mark.parametrize("task_index", [0, 3, 11])
@@ -135,4 +148,33 @@ def test_openenv_sync_client_and_its_view_of_errors(serve):
         with GenericEnvClient(base_url=server.url).sync() as second, \
                 pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
             second.reset()
+    assert server.wait_sessions(0) == 0
+
+
+#: Code answers whose error text holds lone surrogates, which UTF-8 cannot encode.
+SURROGATE_ERRORS = {
+    "low surrogate": "raise ValueError('\\udcff')",
+    "high surrogate": "raise ValueError('\\ud800')",
+    "bytes kept by surrogateescape": "raise Exception(b'\\xff\\xfe'.decode('utf-8', 'surrogateescape'))",
+    "many, beside text": "raise RuntimeError('\\ud83d' + '\\udcff' * 500 + 'x' * 5000)",
+}
+
+
+@pytest.mark.parametrize("body", SURROGATE_ERRORS.values(), ids=SURROGATE_ERRORS.keys())
+def test_a_code_error_holding_lone_surrogates_is_scored_as_locally(code_server, body):  # noqa: F811
+    name = gym_llm.make("code/PythonFunctions-v0").unwrapped.task_set.get("train", 1).metadata["entry_point"]
+    turns = [{"message": f"```python\ndef {name}(*args):\n    {body}\n```"}]
+    local = _play_local("code/PythonFunctions-v0", 0, 1, turns)
+    assert _surrogates(local[2][0][3]), "the attack no longer puts surrogates in the info"
+    assert _assert_same("code/PythonFunctions-v0", code_server.url, 0, 1, turns) == [0.0]
+
+
+def test_a_shell_file_named_not_utf8_is_scored_as_locally(serve):
+    server = serve("tool/Shell-v0")
+    bash = [{"name": "bash", "arguments": {"command": command}}
+            for command in ("touch $'\\xff' $'caf\\xe9.txt'", "ls", "mkdir $'\\xfe' && ls -R")]
+    turns = [{"tool_calls": _openai_calls([call])} for call in bash] + [{"message": "Done."}]
+    local = _play_local("tool/Shell-v0", 0, 2, turns)
+    assert _surrogates(local[2][-1][3]), "the attack no longer puts surrogates in the info"
+    _assert_same("tool/Shell-v0", server.url, 0, 2, turns)
     assert server.wait_sessions(0) == 0
