@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from gym_llm_sandbox import Sandbox, SandboxError
+from gym_llm_tools.shell import SHELL_POLICY
 
 
 def _hermes(calls: list[dict[str, Any]], text: str = "") -> str:
@@ -57,3 +59,11 @@ def _replay(env, calls: list[dict[str, Any]], fmt, final: str) -> tuple[float, d
 def replay():
     """``replay(env, calls, fmt, final)``: each call in its own turn, then ``final``."""
     return _replay
+
+#: Shell's jail policy must run here (a machine without working nsjail lacks the resource)
+try:
+    Sandbox.from_policy(SHELL_POLICY)
+    NO_JAIL = None
+except SandboxError as e:  # a machine without working nsjail: the resource is missing
+    NO_JAIL = str(e)
+needs_jail = pytest.mark.skipif(NO_JAIL is not None, reason=f"nsjail cannot isolate here: {NO_JAIL}")

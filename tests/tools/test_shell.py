@@ -8,19 +8,14 @@ import json
 import os
 
 import pytest
-from gym_llm_sandbox import FileState, Sandbox, SandboxError
+from gym_llm_sandbox import FileState
 from gym_llm_tools.shell import KINDS, SHELL_POLICY, verify_shell_state
 
 import gym_llm
+from tests.tools.conftest import needs_jail
 
 ENV_ID = "tool/Shell-v0"
 
-try:
-    Sandbox.from_policy(SHELL_POLICY)
-    NO_JAIL = None
-except SandboxError as e:  # a machine without working nsjail: the resource is missing
-    NO_JAIL = str(e)
-needs_jail = pytest.mark.skipif(NO_JAIL is not None, reason=f"nsjail cannot isolate here: {NO_JAIL}")
 
 
 def bash(command: str) -> str:
@@ -168,7 +163,7 @@ def test_astep_runs_commands_concurrently_without_blocking_the_loop():
 
 @needs_jail
 def test_a_work_dir_past_its_quota_stops_the_episode():
-    from gym_llm_tools.shell import SHELL_POLICY, WORKDIR_MAX_ENTRIES
+    from gym_llm_tools.shell import WORKDIR_MAX_ENTRIES
 
     env = gym_llm.make(ENV_ID, difficulty=0.0, max_turns=4)
     env.reset(options={"task_index": 0})

@@ -12,18 +12,11 @@ import json
 import time
 
 import pytest
-from gym_llm_sandbox import Sandbox, SandboxError
 from gym_llm_tools.shell import SHELL_POLICY
 
 import gym_llm
 from gym_llm import Task, Tool, ToolEnv
-
-try:
-    Sandbox.from_policy(SHELL_POLICY)
-    NO_JAIL = None
-except SandboxError as e:  # a machine without working nsjail: the resource is missing
-    NO_JAIL = str(e)
-needs_jail = pytest.mark.skipif(NO_JAIL is not None, reason=f"nsjail cannot isolate here: {NO_JAIL}")
+from tests.tools.conftest import needs_jail
 
 SPENT = "Error: turn time budget spent"
 
