@@ -95,12 +95,8 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
                                         setup=item.prefix, test=item.test_program,
                                         test_timeout_s=policy.budget_s, budget_s=policy.budget_s)
         info: dict[str, Any] = {"language": "python", "harness": "in-process"}
-        if outcome.task_error is not None:
-            return environment_error(f"the test code of {item.task_id!r} failed: {outcome.task_error}")
-        if outcome.compile_error is not None:
-            return _compile_error(outcome.compile_error, info)
-        if outcome.failure is not None:
-            return zero(outcome.failure, **info, feedback=f"Your code could not be tested: {outcome.failure}.")
+        if (untested := _untested(outcome, item, info)) is not None:
+            return untested
         res = outcome.results_of(1)[0]
         verdict = Verdict(True) if res == {"value": True} else Verdict(False, failure_kind(res) or "test failed")
         result = score_verdicts([verdict], policy, info)
@@ -121,12 +117,8 @@ def assertion_steps(item: AssertionItem, text: str, policy: GradingPolicy,
                         bind={"candidate": item.entry_point} if item.format == "humaneval" else {},
                         test_timeout_s=policy.test_timeout_s, budget_s=policy.budget_s)
     info = {"language": "python", "harness": "split"}
-    if outcome.task_error is not None:
-        return environment_error(f"the test code of {item.task_id!r} failed: {outcome.task_error}")
-    if outcome.compile_error is not None:
-        return _compile_error(outcome.compile_error, info)
-    if outcome.failure is not None:
-        return zero(outcome.failure, **info, feedback=f"Your code could not be tested: {outcome.failure}.")
+    if (untested := _untested(outcome, item, info)) is not None:
+        return untested
     values = iter(expected_values)
     results = outcome.results_of(len(checks))
     verdicts = [check_verdict(c, next(values) if c.expected is not None else None, r)
@@ -151,6 +143,19 @@ def _reference_values(ref: JobOutcome, item: AssertionItem) -> list[Any] | str:
             return f"{where}: test {i + 1} failed to evaluate: {failure_kind(res)}"
         values.append(decode(res["value"]))
     return values
+
+
+def _untested(outcome: JobOutcome, item: AssertionItem, info: dict[str, Any]) -> RewardResult | None:
+    """The result of a run that gave no test results, or ``None`` when it did:
+    the item's own test code failed (an environment error), the answer did
+    not compile, or it could not be tested (both harnesses alike)."""
+    if outcome.task_error is not None:
+        return environment_error(f"the test code of {item.task_id!r} failed: {outcome.task_error}")
+    if outcome.compile_error is not None:
+        return _compile_error(outcome.compile_error, info)
+    if outcome.failure is not None:
+        return zero(outcome.failure, **info, feedback=f"Your code could not be tested: {outcome.failure}.")
+    return None
 
 
 def _compile_error(error: str, info: dict[str, Any]) -> RewardResult:
