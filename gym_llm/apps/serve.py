@@ -36,7 +36,8 @@ or 2 s, so a client that sends before it reads, like OpenEnv's, reads the
 error as its reply), ``--idle-timeout-s`` (a session that sends nothing for
 that long gets a ``SESSION_ERROR`` and is closed; one whose client takes no
 reply for that long, not reading its socket, is closed at once: its env is
-closed and its slot freed), ``--max-message-bytes``
+closed and its slot freed, and its connection aborted: see
+:func:`ws_protocol`), ``--max-message-bytes``
 (a bigger WebSocket message closes the connection with code 1009, by
 uvicorn). SIGTERM or Ctrl-C closes every session (cancelling steps in flight)
 and every env before the process exits.
@@ -51,6 +52,8 @@ import json
 import logging
 import math
 import signal
+import socket
+import struct
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Mapping, Set
@@ -58,7 +61,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from fastapi import FastAPI, WebSocket
 from gymnasium.error import ResetNeeded
 from openenv.core.env_server.serialization import serialize_observation
@@ -83,6 +85,7 @@ from pydantic_core import to_jsonable_python
 from starlette.websockets import WebSocketDisconnect
 
 import gym_llm
+from gym_llm.apps.env_kwargs import parse_env_kwargs
 from gym_llm.envs.core import LLMEnv
 from gym_llm.envs.jsonio import utf8_text
 
@@ -425,7 +428,7 @@ class EnvServer:
         # middle of a step is seen at once and cancels the step (and its jail).
         # Every ending closes the WebSocket here, or leaves it to uvicorn: a
         # disconnect, or a client that took no reply (no close frame would reach
-        # it; uvicorn closes the socket once what is queued for it drains).
+        # it; ws_protocol's connection aborts the socket).
         receive = asyncio.ensure_future(websocket.receive())
         try:
             while True:
@@ -479,6 +482,39 @@ def _close_made_env(made: asyncio.Future[LLMEnv]) -> None:
         made.result().close()
 
 
+def ws_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's WebSocket protocol (``websockets-sansio``), except that a connection
+    whose send the app gave up on is aborted (a TCP reset) once the app is done with
+    it. A send waits while the connection's write buffer is full; the app gives up
+    (:meth:`EnvServer._deliver`'s timeout cancels it) when the client reads nothing,
+    and uvicorn's close would then wait for that buffer to drain, for ever: the silent
+    client's socket and its ~64 KiB stayed after its session was freed. The abort
+    lingers 0 s, so the kernel drops what it still holds for the client too (a plain
+    close of the socket left it in FIN_WAIT1, retrying that data for minutes)."""
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    class AbortingWebSocketProtocol(WebSocketsSansIOProtocol):
+        abandoned = False  # the app gave up a send: the client is not reading
+
+        async def send(self, message: Any) -> None:
+            try:
+                await super().send(message)
+            except asyncio.CancelledError:
+                self.abandoned = True
+                raise
+
+        async def run_asgi(self) -> None:
+            await super().run_asgi()
+            if self.abandoned:
+                sock = self.transport.get_extra_info("socket")
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.transport.abort()
+
+    return AbortingWebSocketProtocol
+
+
 def create_app(server: EnvServer) -> FastAPI:
     """The FastAPI app of ``server``: ``/ws``, ``/health``, ``/schema``,
     ``/metadata``, ``/sessions``. Its lifespan's end closes every session."""
@@ -519,18 +555,6 @@ def create_app(server: EnvServer) -> FastAPI:
 
 
 # -------------------------------------------------------------------- command
-def parse_env_kwargs(items: list[str]) -> dict[str, Any]:
-    """``["difficulty=0.3", "split=heldout"]`` as kwargs, each value read as a
-    YAML scalar; ``ValueError`` naming an item that is not ``KEY=VALUE``."""
-    kwargs: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.isidentifier():
-            raise ValueError(f"env kwarg {item!r} is not KEY=VALUE")
-        kwargs[key] = yaml.safe_load(value) if value else ""
-    return kwargs
-
-
 def _add_options(parser: argparse.ArgumentParser, default: Any = None) -> None:
     """The options of ``serve``; ``default=argparse.SUPPRESS`` for the parser
     that reads the options given after ``ENV_ID``."""
@@ -585,7 +609,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                        idle_timeout_s=args.idle_timeout_s)
     config = uvicorn.Config(
         create_app(server), host=args.host, port=args.port, log_level=args.log_level,
-        ws="websockets-sansio", ws_max_size=args.max_message_bytes, timeout_graceful_shutdown=10,
+        ws=ws_protocol(), ws_max_size=args.max_message_bytes, timeout_graceful_shutdown=10,
         lifespan="on",
     )
     print(f"serving {args.env_id} on ws://{args.host}:{args.port}/ws (max {args.max_sessions} sessions)", flush=True)

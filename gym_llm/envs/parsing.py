@@ -1,6 +1,7 @@
 """The one parser for each format shared by all domains.
 
 * final answers: ``\\boxed{...}`` (also ``\\fbox{...}`` and ``\\boxed 5``);
+* tagged answers: ``<answer>...</answer>`` (any tag name, reasoning-gym's convention);
 * code: Markdown fenced blocks (```python ... ```);
 * tool calls: Hermes/Qwen ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
   text, or OpenAI ``tool_calls`` in an assistant message dict.
@@ -20,8 +21,11 @@ __all__ = [
     "CodeBlock",
     "ToolCall",
     "ToolCallParse",
+    "UnreadCall",
     "extract_boxed",
     "last_boxed",
+    "extract_tagged",
+    "boxed_spans",
     "extract_code_blocks",
     "last_code_block",
     "parse_tool_calls",
@@ -46,9 +50,16 @@ def extract_boxed(text: str) -> list[str]:
     braces) takes the next token, up to whitespace, ``$`` or the end of the
     text. Contents are stripped.
     """
+    return [content for content, _, _ in boxed_spans(text)]
+
+
+def boxed_spans(text: str) -> list[tuple[str, int, int]]:
+    """:func:`extract_boxed`'s boxes with where each is in ``text``:
+    ``(contents, start, end)``, ``text[start:end]`` being the whole box
+    (``\\boxed{...}``, or ``\\boxed 5`` up to its token's end)."""
     if not isinstance(text, str):
         return []
-    out: list[str] = []
+    out: list[tuple[str, int, int]] = []
     pos = 0
     n = len(text)
     while True:
@@ -75,7 +86,7 @@ def extract_boxed(text: str) -> list[str]:
                 j += 1
             if j >= n:  # unclosed: nothing after it can close it either
                 return out
-            out.append(text[i + 1 : j].strip())
+            out.append((text[i + 1 : j].strip(), m.start(), j + 1))
             pos = j + 1
         elif i > m.end() and i < n:  # "\boxed 5": one bare token
             j = i
@@ -83,7 +94,7 @@ def extract_boxed(text: str) -> list[str]:
                 j += 1
             token = text[i:j].rstrip(".,;")
             if token:
-                out.append(token)
+                out.append((token, m.start(), j))
             pos = j
         else:
             pos = m.end()
@@ -93,6 +104,33 @@ def last_boxed(text: str) -> str | None:
     """The last boxed answer of ``text`` (the model's final answer), or ``None``."""
     boxes = extract_boxed(text)
     return boxes[-1] if boxes else None
+
+
+# ---------------------------------------------------------------------------
+# <tag>...</tag>
+
+_TAG_NAME_RE = re.compile(r"[A-Za-z][\w-]*")
+
+
+def extract_tagged(text: str, tag: str = "answer") -> list[str]:
+    """The contents of every closed ``<tag>...</tag>`` of ``text``, in order,
+    stripped. Tags match case-insensitively and do not nest: a block runs from
+    its ``<tag>`` to the next ``</tag>`` (an ``<tag>`` inside it is content); an
+    unclosed last block is not an answer and is left out. ``tag`` is a bare name
+    (letters, digits, ``_``, ``-``)."""
+    if not isinstance(text, str) or not _TAG_NAME_RE.fullmatch(tag):
+        return []
+    opener = re.compile(rf"<{tag}>", re.IGNORECASE)
+    closer = re.compile(rf"</{tag}>", re.IGNORECASE)
+    out: list[str] = []
+    pos = 0
+    while (start := opener.search(text, pos)) is not None:
+        end = closer.search(text, start.end())
+        if end is None:  # unclosed: nothing after it can close it either
+            break
+        out.append(text[start.end() : end.start()].strip())
+        pos = end.end()
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -210,12 +248,29 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class UnreadCall:
+    """A tool call that could not be read: ``error`` says why (human-readable),
+    ``id`` is the id a reply to it must carry (the call's own id when it gave
+    one, else its position's ``call_<i>``, as for a well-formed call; empty for
+    an error that answers no single call), ``name`` its tool name if known."""
+
+    error: str
+    id: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
 class ToolCallParse:
     """What a message asked for: the well-formed ``calls`` and, for every call
-    that could not be read, a human-readable entry in ``errors``."""
+    that could not be read, an :class:`UnreadCall` in ``unread``."""
 
     calls: list[ToolCall] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    unread: list[UnreadCall] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        """The human-readable error of each unread call, in order."""
+        return [u.error for u in self.unread]
 
 
 def message_text(message: Any) -> str:
@@ -233,26 +288,27 @@ def message_text(message: Any) -> str:
     return ""
 
 
-def _one_call(obj: Any, call_id: str) -> ToolCall | str:
+def _one_call(obj: Any, call_id: str) -> ToolCall | UnreadCall:
     if not isinstance(obj, dict):
-        return f"tool call {call_id} is not a JSON object"
+        return UnreadCall(f"tool call {call_id} is not a JSON object", call_id)
     name = obj.get("name")
     if not isinstance(name, str) or not name:
-        return f"tool call {call_id} has no 'name'"
+        return UnreadCall(f"tool call {call_id} has no 'name'", call_id)
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str) and args.startswith(_REFUSED):
-        return f"tool call {call_id} ({name}): arguments {args[1:-1]}"
+        return UnreadCall(f"tool call {call_id} ({name}): arguments {args[1:-1]}", call_id, name)
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
         except (ValueError, RecursionError) as e:  # ValueError: also an over-long integer
-            return f"tool call {call_id} ({name}): arguments are not valid JSON: {e}"
+            return UnreadCall(f"tool call {call_id} ({name}): arguments are not valid JSON: {e}", call_id, name)
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        return f"tool call {call_id} ({name}): arguments must be a JSON object"
+        return UnreadCall(f"tool call {call_id} ({name}): arguments must be a JSON object", call_id, name)
     if _nested_deeper(args, MAX_TOOL_CALL_DEPTH):
-        return f"tool call {call_id} ({name}): arguments nested too deeply (over {MAX_TOOL_CALL_DEPTH} levels)"
+        return UnreadCall(f"tool call {call_id} ({name}): arguments nested too deeply "
+                          f"(over {MAX_TOOL_CALL_DEPTH} levels)", call_id, name)
     return ToolCall(name=name, arguments=args, id=call_id)
 
 
@@ -263,31 +319,35 @@ def parse_tool_calls(message: Any) -> ToolCallParse:
     ``<tool_call>...</tool_call>`` block of the text content (an unclosed last
     block runs to the end of the text). Ids are kept when given, otherwise
     ``call_0``, ``call_1``, ... in order. Malformed calls are reported in
-    ``errors``, never dropped silently: arguments nested deeper than
+    ``unread`` under the id a well-formed call in their place would have,
+    never dropped silently: arguments nested deeper than
     :data:`MAX_TOOL_CALL_DEPTH` are malformed, and calls past the first
-    :data:`MAX_TOOL_CALLS` are not read (one error counts them).
+    :data:`MAX_TOOL_CALLS` are not read (one entry counts them, under the id of
+    the first of them).
     """
     calls: list[ToolCall] = []
-    errors: list[str] = []
+    unread: list[UnreadCall] = []
 
-    def add(result: ToolCall | str) -> None:
-        (calls if isinstance(result, ToolCall) else errors).append(result)
+    def add(result: ToolCall | UnreadCall) -> None:
+        (calls if isinstance(result, ToolCall) else unread).append(result)
 
     index = 0
-    unread = 0
+    unread_count = 0
+    first_unread_id = ""
     if isinstance(message, dict):
         raw = message.get("tool_calls") or []
         if not isinstance(raw, list):
-            errors.append("'tool_calls' must be a list")
+            unread.append(UnreadCall("'tool_calls' must be a list"))
             raw = []
-        unread += max(0, len(raw) - MAX_TOOL_CALLS)
+        if len(raw) > MAX_TOOL_CALLS:
+            unread_count += len(raw) - MAX_TOOL_CALLS
+            first_unread_id = _entry_id(raw[MAX_TOOL_CALLS], MAX_TOOL_CALLS)
         for entry in raw[:MAX_TOOL_CALLS]:
-            cid = f"call_{index}"
+            cid = _entry_id(entry, index)
             index += 1
             if not isinstance(entry, dict):
-                errors.append(f"tool call {cid} is not an object")
+                unread.append(UnreadCall(f"tool call {cid} is not an object", cid))
                 continue
-            cid = str(entry.get("id") or cid)
             fn = entry.get("function", entry)
             add(_one_call(fn, cid))
     text = message_text(message)
@@ -295,7 +355,8 @@ def parse_tool_calls(message: Any) -> ToolCallParse:
         for m in _TOOL_CALL_RE.finditer(text):
             if index >= MAX_TOOL_CALLS:
                 # blocks as the regex reads them: an unclosed one swallows the rest
-                unread += 1 + sum(1 for _ in _TOOL_CALL_RE.finditer(text, m.end()))
+                unread_count += 1 + sum(1 for _ in _TOOL_CALL_RE.finditer(text, m.end()))
+                first_unread_id = first_unread_id or f"call_{index}"
                 break
             cid = f"call_{index}"
             index += 1
@@ -303,9 +364,16 @@ def parse_tool_calls(message: Any) -> ToolCallParse:
             try:
                 obj = json.loads(body)
             except (ValueError, RecursionError) as e:  # ValueError: also an over-long integer
-                errors.append(f"tool call {cid}: invalid JSON ({e.__class__.__name__}: {e})")
+                unread.append(UnreadCall(f"tool call {cid}: invalid JSON ({e.__class__.__name__}: {e})", cid))
                 continue
             add(_one_call(obj, cid))
-    if unread:
-        errors.append(f"{unread} more tool calls not read: at most {MAX_TOOL_CALLS} in one turn")
-    return ToolCallParse(calls, errors)
+    if unread_count:
+        unread.append(UnreadCall(f"{unread_count} more tool calls not read: at most {MAX_TOOL_CALLS} in one turn",
+                                 first_unread_id))
+    return ToolCallParse(calls, unread)
+
+
+def _entry_id(entry: Any, index: int) -> str:
+    """The id of OpenAI ``tool_calls`` entry number ``index``: its own, else ``call_<index>``."""
+    own = entry.get("id") if isinstance(entry, dict) else None
+    return str(own or f"call_{index}")

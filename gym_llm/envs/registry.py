@@ -227,10 +227,14 @@ def call_each(hook_name: str, kwargs: Mapping[str, Any] | None = None, *, plugin
     through a pluggy subset caller of that plugin alone: a plugin whose hook
     raises lands in ``errors`` under its name and the others still answer
     (one pluggy call stops at the first raise). ``plugin`` (a name) calls that
-    plugin only, of a hook that is not historic. A historic hook goes through ``call_historic`` and is
-    recorded once for plugins registered later, which pluggy calls alone
-    with each past record when they register (a raise there comes out of
-    ``plugin_manager().register``). The one way gym-llm calls its hooks."""
+    plugin only, of a hook that is not historic. A historic hook is recorded
+    once, through ``call_historic`` on a subset caller of no plugin, for
+    plugins registered later, which pluggy calls alone with each past record
+    when they register (a raise there comes out of
+    ``plugin_manager().register``); the plugins registered now are called
+    through their ``HookImpl.function`` each, as pluggy itself calls a
+    historic hook's implementations (pluggy refuses wrappers on historic
+    hooks), so nothing else is recorded. The one way gym-llm calls its hooks."""
     pm = plugin_manager()
     hook = getattr(pm.hook, hook_name)
     kwargs = dict(kwargs or {})
@@ -242,25 +246,19 @@ def call_each(hook_name: str, kwargs: Mapping[str, Any] | None = None, *, plugin
         raise ValueError(f"{hook_name} is historic: it is called for every plugin, those registered later too")
     if historic:
         # the one record for plugins registered later: a subset caller of no plugin calls nobody now
+        # (a subset caller shares its hook's history: calling one per plugin recorded each call)
         pm.subset_hook_caller(hook_name, remove_plugins=registered).call_historic(kwargs=kwargs)
-        recorded = len(hook._call_history)
-    implementers = {impl.plugin_name: impl.plugin for impl in reversed(hook.get_hookimpls())}
-    for name, implementer in implementers.items():
-        if plugin is not None and name != plugin:
+    for impl in reversed(hook.get_hookimpls()):  # pluggy's call order
+        if plugin is not None and impl.plugin_name != plugin:
             continue
-        alone = pm.subset_hook_caller(hook_name, remove_plugins=registered - {implementer})
         try:
-            if historic:  # a historic hook has no other caller
-                alone.call_historic(kwargs=kwargs)
+            if historic:
+                impl.function(*[kwargs[arg] for arg in impl.argnames])
             else:
-                results += [(name, answer) for answer in alone(**kwargs)]
+                alone = pm.subset_hook_caller(hook_name, remove_plugins=registered - {impl.plugin})
+                results += [(impl.plugin_name, answer) for answer in alone(**kwargs)]
         except Exception as e:
-            errors[name] = f"{type(e).__name__}: {e}"
-    if historic:
-        # pluggy keeps one history per hook, subset callers included: drop the
-        # records of the calls plugin by plugin (pluggy has no public way to
-        # call one plugin of a historic hook without recording it)
-        del hook._call_history[recorded:]
+            errors[impl.plugin_name] = f"{type(e).__name__}: {e}"
     return PluginCalls(results, errors)
 
 

@@ -354,9 +354,10 @@ class ToolEnv(LLMEnv):
         for c in parsed.calls[cap:]:
             self.tool_errors += 1
             replies.append(tool_message(c, f"Error: more than {cap} tool calls in one turn; this one was not run"))
-        for i, err in enumerate(parsed.errors):
+        for unread in parsed.unread:  # answered under the call's own id: chat templates pair by id
             self.tool_errors += 1
-            replies.append({"role": "tool", "tool_call_id": f"error_{i}", "name": "", "content": f"Error: {err}"})
+            replies.append({"role": "tool", "tool_call_id": unread.id, "name": unread.name,
+                            "content": f"Error: {unread.error}"})
         info: dict[str, Any] = {"tool_calls": len(parsed.calls), "tool_errors": self.tool_errors}
         failed = [r["content"] for r in replies if r["content"].startswith("Error:")]
         if failed:  # a bad call earns nothing this turn; say why

@@ -58,6 +58,24 @@ class _Capture:
                 self.buf += chunk
 
 
+class _Decoded:
+    """Reads a stream to EOF through ``decode`` (which keeps what it needs; False: the
+    run is cut), calls ``cut`` once then and drops the rest, as :class:`_Capture` does."""
+
+    def __init__(self, decode: Callable[[bytes], bool], cut: Callable[[], None]) -> None:
+        self.buf = bytearray()  # nothing is kept here
+        self.truncated = False  # the decoder knows
+        self._decode = decode
+        self._cut = cut
+        self._reading = True
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(_CHUNK):
+            if self._reading and not self._decode(chunk):
+                self._reading = False
+                self._cut()
+
+
 async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
     try:
         for i in range(0, len(data), _CHUNK):
@@ -116,6 +134,7 @@ async def drive(
     max_output_bytes: int,
     on_cancel_kill: Callable[[list[int]], None] | None = None,
     t0: float | None = None,
+    decode_stdout: Callable[[bytes], bool] | None = None,
 ) -> RawResult:
     """Feed, read and wait for a :func:`spawn`-ed process; never returns before the
     process (group) is dead and reaped.
@@ -125,6 +144,9 @@ async def drive(
     ``max_output_bytes`` the process group gets SIGKILL. If the caller is cancelled
     the group is killed too, and ``on_cancel_kill`` gets the pids of the process's
     children at that moment (for cleanup) before the error propagates.
+    ``decode_stdout`` reads stdout instead of keeping it (then ``stdout`` is empty):
+    it gets each chunk, and its False cuts the run (the group is killed), as overflow
+    does; its own end (the process exits by itself) is no kill.
     """
     t0 = time.perf_counter() if t0 is None else t0
     assert proc.stdin and proc.stdout and proc.stderr
@@ -141,7 +163,9 @@ async def drive(
                 killed_children.extend(int(p) for p in f.read().split())
             _kill_group(proc.pid)
 
-    out, err = _Capture(max_output_bytes, kill), _Capture(max_output_bytes, kill)
+    out = (_Capture(max_output_bytes, kill) if decode_stdout is None
+           else _Decoded(decode_stdout, kill))
+    err = _Capture(max_output_bytes, kill)
     tasks = [
         asyncio.ensure_future(_feed(proc.stdin, stdin)),
         asyncio.ensure_future(out.drain(proc.stdout)),

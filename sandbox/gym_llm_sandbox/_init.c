@@ -1,7 +1,10 @@
-/* gym_llm sandbox: the init (PID 1) of a jail served by a resident nsjail (-Ml).
+/* gym_llm sandbox: the init (PID 1) of every jail that has one: those a resident
+ * nsjail (-Ml) serves, and per-run jails (nsjail -Mo) where the host could build it.
  *
- * nsjail hands each connection a fresh jail whose fds 0/1/2 carry the connection.
- * This program:
+ * The connection to the host is fd 0 (read) and fd 1 (write): nsjail -Ml hands each
+ * TCP connection a fresh jail whose fds 0/1/2 carry it (relayed by nsjail); a per-run
+ * nsjail (-Mo) passes its own stdin and stdout, the host's pipes, and its command line
+ * starts this init with --direct first. This program:
  *   - makes itself non-dumpable, so the program (same uid) cannot reach its fds or
  *     memory through /proc/1/{fd,mem};
  *   - sends a hello frame (the jail is up), then reads the request (all integers
@@ -25,8 +28,12 @@
  *   - exits once the program has exited (after draining its pipes) and the host has
  *     read the exit frame and closed the connection, or at once when the connection
  *     reaches EOF after the request, errors, or hangs up (the host gave up: timeout,
- *     output cap, cancellation). Being PID 1, its exit kills every process left in
- *     the jail's PID namespace.
+ *     output cap, cancellation). With --direct the host closes its end of stdin once
+ *     the request is written and gives up by killing the per-run nsjail instead (its
+ *     init, this, dies with it), so EOF on fd 0 after the request means nothing, and
+ *     what is written to the host's pipe stays readable after we exit: exit at once
+ *     after the exit frame. Being PID 1, its exit kills every process left in the
+ *     jail's PID namespace.
  * The host trusts none of it: a malformed or missing frame is a failed run.
  */
 #define _GNU_SOURCE
@@ -226,6 +233,8 @@ int main(int argc, char **argv) {
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
     int sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+    int direct = argc >= 2 && !strcmp(argv[1], "--direct");
+    if (direct) { argv++; argc--; }
     frame(0, 0);
     if (sfd < 0 || pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
         return 3;
@@ -275,6 +284,9 @@ int main(int argc, char **argv) {
             {sfd, POLLIN, 0},
         };
         if (pend_len == 0) p[1].fd = -1;
+        /* --direct: the host closes its end once the request is written, so a hang-up
+         * is news only while declared bytes are missing (read() then says EOF). */
+        if (direct && (left == 0 || pend_len > 0)) p[0].fd = -1;
         if (poll(p, 5, -1) < 0) {
             if (errno == EINTR) continue;
             return 3;
@@ -325,6 +337,7 @@ int main(int argc, char **argv) {
     put32(fbuf + 9, (uint32_t)(cpu_ns >> 32));
     put32(fbuf + 13, (uint32_t)cpu_ns);
     frame(3, 12);
+    if (direct) return 0;
     /* nsjail relays what we write through a pipe, 4 KiB per poll round, and drops what
      * is still buffered once we (its only writer) exit: stay until the host, having
      * read the exit frame, closes the connection (nsjail then closes our fd 0). */

@@ -22,6 +22,7 @@ from gym_llm_sandbox import _nsjail
 from gym_llm_sandbox._exec import RawResult, spawn
 from gym_llm_sandbox._files import jail_owner, new_stage, remove_tree, write_tree
 from gym_llm_sandbox._nsjail import SRCDIR, WORKDIR
+from gym_llm_sandbox._resident import INIT_PATH
 from gym_llm_sandbox._types import Limits, SandboxError
 
 log = logging.getLogger("gym_llm_sandbox")
@@ -59,6 +60,9 @@ class JailSpec:
     env: tuple[tuple[str, str], ...]
     use_rlimit_as: bool
     host_workdir: bool  # a host dir bind-mounted at /work (files in/out), else a tmpfs
+    #: The jail init (``_init.c``) run as PID 1 with ``command`` started under it, the
+    #: run then speaking its frames on stdin/stdout; None: ``command`` is PID 1 itself.
+    init: str | None = None
 
 
 @dataclass
@@ -92,8 +96,12 @@ class Jail:
                 write_tree(src, src_files, None)
                 ro.append(f"{src}:{SRCDIR}")
             logfile = os.path.join(stage, "nsjail.log")
+            command = spec.command
+            if spec.init is not None:
+                command = (INIT_PATH, "--direct", *command)  # see _init.c
+                ro.append(f"{spec.init}:{INIT_PATH}")
             argv = _nsjail.build_argv(
-                spec.nsjail, spec.command, limits=spec.limits, ro_mounts=ro, rw_mounts=rw,
+                spec.nsjail, command, limits=spec.limits, ro_mounts=ro, rw_mounts=rw,
                 env=dict(spec.env), tmpfs_work=workdir is None, log_path=logfile,
                 use_rlimit_as=spec.use_rlimit_as, idle_s=idle_s)
             proc = await spawn(argv)

@@ -499,6 +499,86 @@ def request(argv: Sequence[str], files: Sequence[tuple[str, int, bytes]],
     return b"".join(parts)
 
 
+class Frames:
+    """The host's reading of an init's frames (see ``_init.c``), fed as the bytes come:
+    stdout and stderr kept up to ``max_output_bytes`` each (past it ``truncated``), the
+    ``output_files`` asked for up to ``max_file_bytes`` each, the exit frame's wait
+    status and CPU time. Anything off the protocol is ``malformed`` (why), never
+    trusted. The one reader of frames, for resident and per-run jails alike."""
+
+    def __init__(self, max_output_bytes: int, output_files: Sequence[str] = (),
+                 max_file_bytes: int = 0) -> None:
+        self.max_output_bytes = max_output_bytes
+        self.max_file_bytes = max_file_bytes
+        self.wanted = set(output_files)
+        self.out, self.err = bytearray(), bytearray()
+        self.files: dict[str, bytearray] = {}
+        self.current: bytearray | None = None  # the output file whose content frames follow
+        self.buf = bytearray()
+        self.hello = self.truncated = False
+        self.status: int | None = None
+        self.cpu_ns = 0
+        self.malformed: str | None = None
+
+    def feed(self, chunk: bytes) -> bool:
+        """Read ``chunk``, the next bytes the init sent; False once the run is cut
+        (output over its cap, or malformed): its jail must be ended, read no more."""
+        try:
+            self._frames(chunk)
+        except Malformed as e:
+            self.malformed = str(e)
+        return not self.truncated and self.malformed is None
+
+    def _frames(self, chunk: bytes) -> None:
+        if self.status is not None and chunk:
+            raise Malformed("data after the exit frame")
+        buf = self.buf
+        buf += chunk
+        while len(buf) >= 5 and self.status is None and not self.truncated:
+            stream, n = buf[0], struct.unpack(">I", buf[1:5])[0]
+            if stream > _FILE_DATA or n > _MAX_FRAME or (stream == _EXIT and n != 12) or (
+                    stream != _HELLO and not self.hello) or (stream == _HELLO and n) or (
+                    stream == _FILE_DATA and self.current is None) or (
+                    stream in (_STDOUT, _STDERR) and self.files):
+                raise Malformed(f"bad frame (stream {stream}, {n} bytes)")
+            if len(buf) < 5 + n:
+                break
+            data = bytes(buf[5:5 + n])
+            del buf[:5 + n]
+            if stream == _HELLO:
+                self.hello = True
+            elif stream == _EXIT:
+                status, self.cpu_ns = struct.unpack(">IQ", data)
+                if buf:
+                    raise Malformed("data after the exit frame")
+                self.status = status
+            elif stream == _FILE:
+                name = data.decode(errors="replace")
+                if name not in self.wanted or name in self.files:
+                    raise Malformed(f"output file {name!r} not asked for")
+                self.current = self.files[name] = bytearray()
+            elif stream == _FILE_DATA:
+                assert self.current is not None
+                if len(self.current) + n > self.max_file_bytes:
+                    raise Malformed("output file over its size cap")
+                self.current += data
+            else:
+                sink = self.out if stream == _STDOUT else self.err
+                room = self.max_output_bytes - len(sink)
+                sink += data[:max(room, 0)]
+                if len(data) > room:
+                    self.truncated = True
+
+    def outcome(self, *, timed_out: bool, wall_time_s: float, detail: str = "") -> Outcome:
+        """What the run reported: no status unless its exit frame was read whole (not
+        after a cut: a truncated or malformed run ended with the jail's kill)."""
+        status = None if self.truncated or self.malformed is not None else self.status
+        return Outcome(status, bytes(self.out), bytes(self.err), timed_out, self.truncated,
+                       wall_time_s, self.malformed is not None, self.malformed or detail,
+                       {k: bytes(v) for k, v in self.files.items()} if status is not None else {},
+                       self.cpu_ns / 1e9 if status is not None else None)
+
+
 async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_bytes: int,
               output_files: Sequence[str] = (), max_file_bytes: int = 0) -> Outcome:
     """One run in a fresh jail of ``daemon``: send the :func:`request` ``req``, collect
@@ -511,20 +591,14 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
     loop = asyncio.get_running_loop()
     t0 = time.perf_counter()
     sock = await daemon.connection()
-    out, err = bytearray(), bytearray()
-    files: dict[str, bytearray] = {}
-    current: bytearray | None = None  # the output file whose content frames follow
-    wanted = set(output_files)
-    buf = bytearray()
-    status: int | None = None
-    cpu_ns = 0
-    timed_out = truncated = hello = malformed = False
+    frames = Frames(max_output_bytes, output_files, max_file_bytes)
+    timed_out = False
     detail = ""
     sender: asyncio.Future[None] | None = None
     try:
         async with asyncio.timeout(wall_time_s):
             sender = asyncio.ensure_future(loop.sock_sendall(sock, req))
-            while status is None:
+            while frames.status is None:
                 try:
                     chunk = await loop.sock_recv(sock, _CHUNK)
                 except OSError:
@@ -532,60 +606,20 @@ async def run(daemon: Daemon, req: bytes, *, wall_time_s: float, max_output_byte
                 if not chunk:
                     detail = "the jail closed its connection without an exit status"
                     break
-                buf += chunk
-                while len(buf) >= 5:
-                    stream, n = buf[0], struct.unpack(">I", buf[1:5])[0]
-                    if stream > _FILE_DATA or n > _MAX_FRAME or (stream == _EXIT and n != 12) or (
-                            stream != _HELLO and not hello) or (stream == _HELLO and n) or (
-                            stream == _FILE_DATA and current is None) or (
-                            stream in (_STDOUT, _STDERR) and files):
-                        raise Malformed(f"bad frame (stream {stream}, {n} bytes)")
-                    if len(buf) < 5 + n:
-                        break
-                    data = bytes(buf[5:5 + n])
-                    del buf[:5 + n]
-                    if stream == _HELLO:
-                        hello = True
-                    elif stream == _EXIT:
-                        status, cpu_ns = struct.unpack(">IQ", data)
-                        if buf:
-                            raise Malformed("data after the exit frame")
-                    elif stream == _FILE:
-                        name = data.decode(errors="replace")
-                        if name not in wanted or name in files:
-                            raise Malformed(f"output file {name!r} not asked for")
-                        current = files[name] = bytearray()
-                    elif stream == _FILE_DATA:
-                        assert current is not None
-                        if len(current) + n > max_file_bytes:
-                            raise Malformed("output file over its size cap")
-                        current += data
-                    else:
-                        sink = out if stream == _STDOUT else err
-                        room = max_output_bytes - len(sink)
-                        sink += data[:max(room, 0)]
-                        if len(data) > room:
-                            truncated = True
-                if truncated:
+                if not frames.feed(chunk):
                     break
     except TimeoutError:
         timed_out = True
-    except Malformed as e:
-        status, detail, malformed = None, str(e), True
     finally:
         if sender is not None:
             sender.cancel()
         sock.close()  # ends the jail if it is still running
-    if not hello and not timed_out:
+    if not frames.hello and not timed_out:
         errors = [ln for ln in daemon.log_text().splitlines() if ln.startswith(("[E]", "[F]", "[W]"))]
         raise SandboxError("nsjail could not run the program (resident jail): "
-                           + ("\n".join(errors[-8:]) or detail))
-    if truncated:
-        status = None
-    return Outcome(status, bytes(out), bytes(err), timed_out, truncated,
-                   time.perf_counter() - t0, malformed, detail,
-                   {k: bytes(v) for k, v in files.items()} if status is not None else {},
-                   cpu_ns / 1e9 if status is not None else None)
+                           + ("\n".join(errors[-8:]) or frames.malformed or detail))
+    return frames.outcome(timed_out=timed_out, wall_time_s=time.perf_counter() - t0,
+                          detail=detail)
 
 
 def spare_count(concurrency: int) -> int:

@@ -215,7 +215,8 @@ class Runner:
                 ro_mounts=(*ro_mounts, *self.extra_ro_mounts), rw_mounts=tuple(rw_mounts),
                 env=tuple(full_env.items()),
                 use_rlimit_as=lang.use_rlimit_as if lang else True,
-                host_workdir=bool(files or output_files) and session_dir is None)
+                host_workdir=bool(files or output_files) and session_dir is None,
+                init=_resident.init_binary())
             if ((init := self._resident_init()) is not None
                     and spec_residentable(spec, session_dir, src_files, files)):
                 resident = await self._execute_resident(spec, init, stdin, limits, lang,
@@ -233,15 +234,26 @@ class Runner:
                 if files:
                     assert workdir is not None
                     write_tree(workdir, files, jail_owner(), executable)
-                raw = await drive(jail.proc, stdin=to_bytes(stdin),
+                # Under the init (spec.init) stdin carries its request and stdout its
+                # frames; else they are the program's own.
+                frames = _resident.Frames(limits.max_output_bytes)
+                raw = await drive(jail.proc,
+                                  stdin=(to_bytes(stdin) if spec.init is None else
+                                         _resident.request((), (), (), 0, to_bytes(stdin))),
                                   wall_time_s=limits.wall_time_s,
                                   max_output_bytes=limits.max_output_bytes,
-                                  on_cancel_kill=cleanup_soon)
+                                  on_cancel_kill=cleanup_soon,
+                                  decode_stdout=None if spec.init is None else frames.feed)
                 if raw.killed:
                     await reap_cgroups(raw.killed_children)
                 raw_exit, raw_sig, nsjail_timeout = parse_log(jail.logfile, raw)
-                return self._result(raw, raw_exit, raw_sig, nsjail_timeout, limits, lang,
-                                    workdir, output_files)
+                if spec.init is None or not frames.hello:  # no init, or it never came up
+                    return self._result(raw, raw_exit, raw_sig, nsjail_timeout, limits, lang,
+                                        workdir, output_files)
+                out = frames.outcome(timed_out=raw.timed_out, wall_time_s=raw.wall_time_s)
+                return self._framed_result(out, limits, lang, killed=raw.killed,
+                                           nsjail_timeout=nsjail_timeout, workdir=workdir,
+                                           output_files=output_files)
             finally:
                 if jail.proc.returncode is None:  # never driven (e.g. a bad file name)
                     await jail.discard()
@@ -284,10 +296,18 @@ class Runner:
                 if attempt:
                     raise
                 # The daemon died under us (killed from outside): restart it once.
+        return self._framed_result(out, limits, lang, killed=False)
+
+    def _framed_result(self, out: _resident.Outcome, limits: Limits, lang: Language | None, *,
+                       killed: bool, nsjail_timeout: bool = False, workdir: str | None = None,
+                       output_files: Sequence[str] = ()) -> ExecResult:
+        """The result of a run under the jail init (resident or per-run), from what its
+        frames reported; ``killed``: the host killed the per-run jail (wall time, output
+        cap, malformed frames)."""
         stderr = out.stderr
         if out.malformed:  # never from our init: the program tampered with the jail
             stderr += f"\n[gym_llm_sandbox: {out.detail}]\n".encode()
-        killed = out.timed_out or out.output_truncated or out.malformed
+        killed = killed or out.timed_out or out.output_truncated or out.malformed
         if out.status is None:
             raw_exit, raw_sig = -9, 9
         else:
@@ -296,9 +316,9 @@ class Runner:
         raw = RawResult(pid=0, returncode=raw_exit, stdout=out.stdout, stderr=stderr,
                         timed_out=out.timed_out, output_truncated=out.output_truncated,
                         killed=killed, wall_time_s=out.wall_time_s, killed_children=[])
-        result = self._result(raw, raw_exit, raw_sig, False, limits, lang, None, (),
-                              program_cpu_s=out.cpu_time_s)
-        result.files = out.files
+        result = self._result(raw, raw_exit, raw_sig, nsjail_timeout, limits, lang, workdir,
+                              output_files, program_cpu_s=out.cpu_time_s)
+        result.files.update(out.files)
         return result
 
     def _resident_init(self) -> str | None:
@@ -313,7 +333,7 @@ class Runner:
                 workdir: str | None, output_files: Sequence[str], *,
                 program_cpu_s: float | None = None) -> ExecResult:
         """The run's result; ``program_cpu_s`` is the program's CPU time as the kernel
-        counted it against RLIMIT_CPU, where the path knows it (resident jails)."""
+        counted it against RLIMIT_CPU, where the jail's init reported it."""
         result = ExecResult(
             exit_code=raw_exit if raw_sig is None else -raw_sig,
             stdout=raw.stdout.decode("utf-8", "replace"),
@@ -338,15 +358,15 @@ class Runner:
         """Set ``timed_out``/``memory_exceeded`` for a program that died of a limit.
 
         A SIGKILL we did not send comes from RLIMIT_CPU (soft = hard, so SIGKILL rather
-        than SIGXCPU) or the memory cgroup's OOM killer (on the resident path also from
-        another process of the jail). ``program_cpu_s`` decides exactly: the kernel
-        kills for CPU once that very clock reaches the limit, and it only grows. Without
-        it (per-run jails: nsjail reaps the program, so its clock is gone) the elapsed
-        time decides: a program cannot use ``cpu_time_s`` of CPU in less wall time
-        unless it runs threads in parallel or its interpreter started before the run
-        (a pre-spawned jail), and the kernel's tick-sampled count can run ahead of the
-        real run time on a busy machine (documented limitation). nsjail's own time
-        limit is in its log.
+        than SIGXCPU), the memory cgroup's OOM killer, or another process of the jail.
+        ``program_cpu_s`` decides exactly: the kernel kills for CPU once that very clock
+        reaches the limit, and it only grows. Every jail's init reports it (resident and
+        per-run alike); only where no init could be built (no C compiler) is it None,
+        and the elapsed time decides: a program cannot use ``cpu_time_s`` of CPU in less
+        wall time unless it runs threads in parallel or its interpreter started before
+        the run (a pre-spawned jail), and the kernel's tick-sampled count can run ahead
+        of the real run time on a busy machine (documented limitation). nsjail's own
+        time limit is in its log.
         """
         if r.timed_out or raw.killed:
             return

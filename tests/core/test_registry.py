@@ -245,3 +245,30 @@ def test_env_registered_reaches_each_plugin_once_those_registered_later_too(add_
     assert later.heard.count("hooktest/Echo-v0") == 1 and set(gym_llm.list_envs()) <= set(later.heard)
     gym_llm.register("hooktest/Other-v0", _echo)
     assert first.heard[-1] == boom.heard[-1] == later.heard[-1] == "hooktest/Other-v0"
+
+
+class AliasingPlugin:
+    """Registers ``alias`` when it hears ``source``: a registration made inside
+    another registration's hook (a plugin mirroring envs under other ids)."""
+
+    def __init__(self, source, alias):
+        self.source, self.alias = source, alias
+
+    @gym_llm.hookimpl
+    def gym_llm_env_registered(self, spec):
+        if spec.id == self.source:
+            gym_llm.register(self.alias, _echo)
+
+
+def test_a_registration_made_inside_a_hook_reaches_plugins_registered_later(add_plugins):
+    # call_each used to call a historic hook plugin by plugin through pluggy's
+    # call_historic and then cut pluggy's private history back to its own record,
+    # which also cut the record of the registration made inside the hook: a plugin
+    # registered later never heard of the alias.
+    first = ListenerPlugin()
+    add_plugins(aliasing=AliasingPlugin("hooktest/Source-v0", "hooktest/Alias-v0"), first=first)
+    gym_llm.register("hooktest/Source-v0", _echo)
+    assert first.heard.count("hooktest/Alias-v0") == 1 and gym_llm.spec("hooktest/Alias-v0")
+    later = ListenerPlugin()
+    add_plugins(later=later)
+    assert later.heard.count("hooktest/Source-v0") == later.heard.count("hooktest/Alias-v0") == 1

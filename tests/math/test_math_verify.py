@@ -51,6 +51,7 @@ def test_plain_numbers_take_the_fast_path():
 # ------------------------------------------------------------------ hedging
 @pytest.mark.parametrize(("response", "score", "reason"), [
     ("\\boxed{5} or maybe \\boxed{7}", 0.0, "wrong answer"),  # the last box is the answer
+    ("\\boxed{7} ++++++ \\boxed{5}", 0.0, "hedged: boxed answers disagree"),
     ("first \\boxed{7}, final answer \\boxed{5}", 0.0, "hedged: boxed answers disagree"),
     ("\\boxed{5} so the answer is \\boxed{5}", 1.0, None),
     ("\\boxed{5.0} i.e. \\boxed{5}", 1.0, None),
@@ -197,3 +198,44 @@ def test_a_forked_child_gets_its_own_workers():
     assert os.read(read, 100) == b"1.0" and status == 0
     os.close(read)
     assert verify("x^3", "\\boxed{x \\cdot x^2}").score == 1.0  # the parent's pool still works
+
+
+# --------------------------------------- several answers, a trailing quantifier
+@pytest.mark.parametrize(("response", "score", "reason"), [
+    # boxes joined by "and", "or" or a comma are one answer: the set
+    ("\\boxed{35} and \\boxed{4}", 1.0, None),
+    ("\\boxed{35}, \\boxed{4}", 1.0, None),
+    ("\\boxed{35 cm} or \\boxed{4}", 1.0, None),
+    # anything else between them makes several answers, each of which must be the set
+    ("\\boxed{35 cm} ++++++ \\boxed{4}", 0.0, "hedged: boxed answers disagree"),
+    ("\\boxed{4} ++++++ \\boxed{35}", 0.0, "hedged: boxed answers disagree"),
+    ("\\boxed{35, 4} ++++++ \\boxed{4}", 0.0, "hedged: boxed answers disagree"),
+    ("\\boxed{35, 4} ++++++ \\boxed{4, 35}", 1.0, None),
+])
+def test_boxes_with_junk_between_are_several_answers_not_one_set(response, score, reason):
+    # They were pooled into one set whatever stood between them: two boxes with junk
+    # between answered the set {35, 4} (review of issue 37).
+    result = verify("35, 4", response)
+    assert (result.score, result.info.get("reason")) == (score, reason), result.info
+
+
+@pytest.mark.parametrize(("answer", "score"), [
+    # a universal quantifier after the value is harmless: one value, for every n
+    ("5 \\text{ for all } n", 1.0),
+    ("5 \\text{ for every integer } n \\geq 1", 1.0),
+    ("5 \\quad \\forall n \\in \\mathbb{N}", 1.0),
+    ("$5$ \\text{ for all n}", 1.0),
+    # a condition, or a second value behind the quantifier, is not
+    ("5 \\text{ for } n \\text{ odd}", 0.0),
+    ("5 \\text{ for all odd } n", 0.0),
+    ("5 \\text{ for all } n \\text{ odd}", 0.0),
+    ("5 \\text{ for all } n \\text{ or } 7", 0.0),
+    ("5 \\text{ for all } 7", 0.0),
+    ("5, 7 \\text{ for all } n", 0.0),
+])
+def test_a_trailing_universal_quantifier_is_harmless_a_condition_is_not(answer, score):
+    # "\\boxed{5 \\text{ for all } n}" scored 0 against 5, and "5 \\text{ for } n
+    # \\text{ odd}" (5 for odd n only) scored 1 (review of issue 37).
+    result = verify("5", boxed(answer))
+    assert result.score == score, result.info
+    assert result.score or result.info["reason"].startswith(("hedged", "wrong")), result.info

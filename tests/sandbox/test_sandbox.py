@@ -426,14 +426,14 @@ def test_prespawned_jail_is_fresh_used_once_and_released(sb_limits, host):
     code = ("import os\nprint(sorted(os.listdir('/tmp')), os.getpid())\n"
             "open('/tmp/left', 'w').write('x')")
     first = sb.run_code("python", code)
-    assert first.stdout == "[] 1\n", first.stderr
+    assert first.stdout == "[] 2\n", first.stderr
     deadline = time.monotonic() + 10
     while not jails() and time.monotonic() < deadline:  # the spare is being started
         time.sleep(0.01)
     spares = jails()
     assert len(spares) == 1  # one idle jail per configuration, not one per run
     second = sb.run_code("python", code)  # runs in that spare: a fresh, empty jail
-    assert second.stdout == "[] 1\n", second.stderr
+    assert second.stdout == "[] 2\n", second.stderr
     assert spares.isdisjoint(jails())  # used once: the spare that ran is gone
     core.release_spares()
     assert not jails()

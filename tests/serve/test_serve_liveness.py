@@ -53,6 +53,7 @@ class SilentClient:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         self.sock.settimeout(10)
         self.sock.connect(("127.0.0.1", port))
+        self.client_port, self.server_port = self.sock.getsockname()[1], port
         self.protocol = ClientProtocol(parse_uri(f"ws://127.0.0.1:{port}/ws"))
         self.protocol.send_request(self.protocol.connect())
         self.sock.sendall(b"".join(self.protocol.data_to_send()))
@@ -65,6 +66,19 @@ class SilentClient:
     def send(self, message: dict) -> None:
         self.protocol.send_text(json.dumps(message).encode())
         self.sock.sendall(b"".join(self.protocol.data_to_send()))
+
+    def server_end_states(self) -> list[str]:
+        """The TCP states (hex, as /proc/net/tcp gives them) of the server's end of this
+        connection; none once the server has let go of it."""
+        states = []
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with open(table) as f:
+                for line in list(f)[1:]:
+                    local, remote, state = line.split()[1:4]
+                    if (int(local.rsplit(":", 1)[1], 16) == self.server_port
+                            and int(remote.rsplit(":", 1)[1], 16) == self.client_port):
+                        states.append(state)
+        return states
 
 
 def test_a_client_that_reads_nothing_loses_its_session_at_the_idle_timeout(serve, tmp_path):
@@ -87,9 +101,15 @@ def test_a_client_that_reads_nothing_loses_its_session_at_the_idle_timeout(serve
                 return reply, time.monotonic() - t
 
         reply, other_s = asyncio.run(other_session())
+        # The connection goes with the session: closing it politely would wait for ever
+        # for the client to take the ~64 KiB still queued for it.
+        deadline = time.monotonic() + 5
+        while (lingering := silent.server_end_states()) and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
         silent.sock.close()
     assert freed, "the silent client kept its session past the idle timeout"
+    assert not lingering, f"the server still holds the silent client's connection (TCP states {lingering})"
     assert waited < 10
     assert reply["type"] == "observation" and other_s < 5
     assert "took no reply in 1 s" in server.log()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from gym_llm.envs.parsing import extract_boxed
+from gym_llm.envs.parsing import boxed_spans
 
 __all__ = [
     "PlainNumber", "extract_gold", "plain_number", "compare_numbers", "is_multi_valued", "is_single_value",
@@ -75,6 +75,17 @@ _LOOKS_RE = re.compile(r"\\(?:color\s*(?:\[[^\]]*\])?|textcolor\s*(?:\[[^\]]*\])
 # A macro definition: ``\newcommand{\x}{``, ``\renewcommand\x[1]{``, ``\def\x{``.
 _DEFINITION_RE = re.compile(r"\\(?:(?:re|provide)?newcommand\*?\s*(?:\{\s*(?P<a>\\[A-Za-z]+)\s*\}|(?P<b>\\[A-Za-z]+))"
                             r"|def\s*(?P<c>\\[A-Za-z]+))\s*(?P<args>\[\d\])?\s*\{")
+# A universal quantifier after the value (``5 \text{ for all } n``, ``5 \quad \forall n
+# \in \mathbb{N}``, ``n^2 \text{ for every integer } n \geq 1``): it says the value
+# holds everywhere, one value, not a case split. Only variables and one bound may
+# follow it, and no digit or hedge word may sit in its text, so ``\text{ for all } n
+# \text{ or } 7`` keeps its second value.
+_UNIVERSAL_TAIL_RE = re.compile(
+    r"\s*,?\s*(?:\\(?:text|textrm|mbox)\s*\{\s*for\s+(?:all|every|each|any)"
+    r"(?:\s+(?:real|complex|positive|negative|nonnegative|natural|integer|integers|numbers|values))*"
+    r"(?:\s+[A-Za-z])?\s*\}|\\forall(?![A-Za-z]))"
+    r"\s*(?:[A-Za-z](?:\s*,\s*[A-Za-z])*)?"
+    r"(?:\s*(?:\\in\s*\\mathbb\s*\{?\s*[NZQRC]\s*\}?|(?:\\geq?|\\leq?|\\gt|\\lt|[<>]=?)\s*-?\d+))?\s*$")
 #: Most characters that expanding an answer's macros may produce.
 MAX_EXPANDED_CHARS = 20_000
 
@@ -136,7 +147,9 @@ def normalise(text: str) -> str:
     spacing commands become spaces (a thin space between digit groups,
     ``1\\,000``, stays; a line break ``\\\\`` stays), and math delimiters
     (``$``, ``\\(``, ``\\[``), brace groups and a final full stop around it
-    are stripped. ``\\text{}`` is kept: math-verify compares text as text."""
+    are stripped, and so is a trailing universal quantifier (``5 \\text{ for all }
+    n``: one value that holds for every ``n``; see ``_UNIVERSAL_TAIL_RE``).
+    ``\\text{}`` is kept: math-verify compares text as text."""
     return _strip(text, _WRAPPERS[:3])
 
 
@@ -190,6 +203,9 @@ def _strip(text: str, wrappers: tuple[re.Pattern[str], ...]) -> str:
     while changed:
         text = _ungroup(text.strip().rstrip(".").strip())
         changed = False
+        if "for" in text and (value := _UNIVERSAL_TAIL_RE.sub("", text, count=1)) and value != text:
+            text, changed = value, True
+            continue
         for pattern in wrappers:
             m = pattern.match(text)
             if m and _balanced(m.group("x")):
@@ -329,8 +345,7 @@ _BETWEEN_BOXES_RE = re.compile(r"\\[A-Za-z]+|\\.|[{}$\s]")
 
 
 def _listed_together(between: str) -> bool:
-    """Whether the text between two boxes of a reference solution lists them
-    as one answer: nothing, or a comma, a semicolon, "and" or "or" with at
+    """Whether the text between two boxes lists them as one answer: nothing, or a comma, a semicolon, "and" or "or" with at
     most three words (``\\boxed{1} papers and \\boxed{2} bins``); a
     derivation between them (``\\boxed{10/2} = \\boxed{5}``, several words)
     keeps only the last box."""
@@ -339,6 +354,32 @@ def _listed_together(between: str) -> bool:
     if len(words) > 3 or re.sub(r"[A-Za-z,;.\s]", "", rest):
         return False
     return not words or bool(re.search(r"[,;]", rest)) or any(w.lower() in ("and", "or") for w in words)
+
+
+_JOINING_RE = re.compile(r"[,;]|(?<![A-Za-z])(?:and|or)(?![A-Za-z])", re.IGNORECASE)
+
+
+def boxed_answers(text: str, *, joined_by_prose: bool = False) -> list[str]:
+    """The answers ``text`` gives in ``\\boxed{}``, in order: each box its own
+    answer, except that boxes listed together (:func:`_listed_together`:
+    ``\\boxed{2} and \\boxed{3}``, ``\\boxed{1}, \\boxed{2}``) are one answer,
+    a list of their different contents (``2, 3``). With ``joined_by_prose`` (a
+    response, not a reference solution) so are boxes with "and", "or", a comma
+    or a semicolon anywhere between them (``x = 2 gives \\boxed{2} and x = 3
+    gives \\boxed{3}``): a solution's derivation between two boxes is no part
+    of its answer, a response's joining words are. Boxes with anything else
+    between them (``\\boxed{35 cm} ++++++ \\boxed{4}``, a derivation) are
+    several answers. The one reading of boxes as answers."""
+    runs: list[dict[str, str]] = []
+    end = 0
+    for box, start, stop in boxed_spans(text):
+        between = text[end:start]
+        if not runs or not (_listed_together(between) or (
+                joined_by_prose and _JOINING_RE.search(_BETWEEN_BOXES_RE.sub(" ", between)))):
+            runs.append({})
+        runs[-1].setdefault(" ".join(box.split()), box)  # one per different content
+        end = stop
+    return [", ".join(run.values()) for run in runs]
 
 
 def extract_gold(solution: object) -> str:
@@ -355,17 +396,9 @@ def extract_gold(solution: object) -> str:
         return ""
     if "####" in solution:
         return solution.rsplit("####", 1)[1].strip().split("\n", 1)[0].strip()
-    boxes = extract_boxed(solution)
-    if boxes:
-        listed = [boxes[-1]]
-        end = solution.rfind(boxes[-1])
-        for box in reversed(boxes[:-1]):
-            start = solution.rfind(box, 0, end)
-            if start < 0 or not _listed_together(solution[start + len(box):end]):
-                break
-            listed.insert(0, box)
-            end = start
-        return ", ".join({" ".join(box.split()): box for box in listed}.values())  # one per different answer
+    answers = boxed_answers(solution)
+    if answers:
+        return answers[-1]
     marked = _marked_answer(solution)
     if marked is not None:
         return marked
@@ -445,18 +478,25 @@ _CASES_RE = re.compile(r"\\begin\s*\{\s*[dr]?cases\*?\s*\}")
 # Prose holding a number (``5 \\text{ (7)}``): math-verify drops text after a
 # value as its unit, so the number in it would not count.
 _NUMBER_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|textbf|textit|textsf|mbox)\s*\{[^{}]*\d[^{}]*\}")
+# A condition in prose beside the answer, ``5 \\text{ for } n \\text{ odd}``, ``5
+# \\text{ for all odd } n``: the value holds in some cases only. A universal
+# quantifier alone (``5 \\text{ for all } n``) is gone by then: :func:`normalise`
+# drops it.
+_CONDITION_IN_TEXT_RE = re.compile(r"\\(?:text|textrm|textbf|textit|textsf|mbox)\s*\{[^{}]*(?<![A-Za-z])for"
+                                   r"(?![A-Za-z])[^{}]*\}", re.IGNORECASE)
 
 
 def hedges(text: str) -> bool:
     """True when ``text`` hedges inside what may parse as one value: a hedge
     word anywhere (``5 \\text{ (or } 7\\text{)}``, ``5 \\text{ possibly } 7``,
-    ``5 \\text{ if } n \\text{ odd}``), a case split (``\\begin{cases}``) or a
-    number in prose beside the answer (``5 \\text{ (7)}``; a text answer that
-    is all prose, ``\\text{Option 2}``, is not)."""
+    ``5 \\text{ if } n \\text{ odd}``), a case split (``\\begin{cases}``), a
+    number in prose beside the answer (``5 \\text{ (7)}``) or a condition there
+    (``5 \\text{ for } n \\text{ odd}``; a text answer that is all prose,
+    ``\\text{Option 2}``, ``\\text{Vote for B}``, is neither)."""
     if _HEDGE_WORD_RE.search(text) or _CASES_RE.search(text):
         return True
-    number_in_text = _NUMBER_IN_TEXT_RE.search(text)
-    return number_in_text is not None and bool(_NUMBER_IN_TEXT_RE.sub("", text).strip())
+    return any(prose.search(text) is not None and bool(prose.sub("", text).strip())
+               for prose in (_NUMBER_IN_TEXT_RE, _CONDITION_IN_TEXT_RE))
 
 
 def is_multi_valued(text: str) -> bool:

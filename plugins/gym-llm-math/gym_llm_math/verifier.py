@@ -10,8 +10,10 @@ never verdicts.
 Hardening: the final answer is the *last* ``\\boxed{}``; a response whose
 boxed answers disagree, or that lists several values where the gold is one
 value, is hedging and earns 0; a gold that lists several values (the
-solutions of an equation) is matched as a set, against the values of all the
-boxes together; gold that math-verify cannot parse, or that is a whole
+solutions of an equation) is matched as a set, against the values of each
+answer, an answer being the boxes joined by "and", "or" or a comma
+(:func:`~gym_llm_math.answers.boxed_answers`; ``\\boxed{35} ++++++
+\\boxed{4}`` is two answers, each to match the whole set); gold that math-verify cannot parse, or that is a whole
 solution with no marked answer, sets ``info["reward_error"]`` instead of a
 silent 0 or a guess. Numbers compare exactly (``lenient_decimals`` relaxes
 decimals to "rounds to it").
@@ -38,6 +40,7 @@ from gym_llm.envs.parsing import extract_boxed, message_text
 from gym_llm.envs.rewards import RewardResult
 
 from .answers import (
+    boxed_answers,
     compare_numbers,
     extract_gold,
     has_relation_sign,
@@ -323,7 +326,8 @@ class Verifier:
             return _result(0.0, 0.0, reward_error="gold is a whole solution with no marked final answer "
                                                   "(####, \\boxed{} or 'the answer is')")
         gold_text = normalise(gold_text)
-        boxes = [normalise(box) for box in extract_boxed(response_text(response))]
+        text = response_text(response)
+        boxes = [normalise(box) for box in extract_boxed(text)]
         if not boxes:
             return _result(0.0, 0.0, reason="no \\boxed{} answer")
         info: dict[str, Any] = {"answer": boxes[-1][:200]}
@@ -334,7 +338,15 @@ class Verifier:
             return _result(1.0, 0.0, reason=f"hedged: {len(distinct)} different boxed answers", **info)
         gold_values = split_values(gold_text)
         if len(gold_values) > 1 and (len(distinct) > 1 or not self._equal(gold_text, boxes[-1], lenient_decimals)):
-            return self._match_set(gold_text, gold_values, list(distinct.values()), lenient_decimals, info)
+            answers: dict[str, str] = {}  # one per different answer, the last first
+            for answer in map(normalise, reversed(boxed_answers(text, joined_by_prose=True))):
+                answers.setdefault(_box_key(answer), answer)
+            for answer in answers.values():  # each answer must be the whole set
+                result = self._match_set(gold_text, gold_values, answer, lenient_decimals, info)
+                if not result.score:
+                    return result if len(answers) == 1 else _result(
+                        1.0, 0.0, reason="hedged: boxed answers disagree", **info)
+            return result
         single = is_single_value(gold_text)
         for k, box in enumerate(distinct.values()):
             verdict = self._judge(gold_text, box, lenient_decimals)
@@ -432,13 +444,13 @@ class Verifier:
     def _equal(self, gold: str, answer: str, lenient_decimals: bool) -> bool:
         return self._judge(gold, answer, lenient_decimals).equal
 
-    def _match_set(self, gold: str, gold_values: list[str], boxes: list[str], lenient_decimals: bool,
+    def _match_set(self, gold: str, gold_values: list[str], answer: str, lenient_decimals: bool,
                    info: dict[str, Any]) -> RewardResult:
-        """A multi-valued gold against the values of all the boxes together:
-        equal as sets (every gold value answered, every answered value right;
-        a value equal to the whole gold, such as ``\\{2\\} \\cup \\{3\\}``,
-        answers all of it)."""
-        answered = list(dict.fromkeys(v for box in boxes for v in split_values(box)))
+        """A multi-valued gold against the values of one answer (boxes listed
+        together, :func:`~gym_llm_math.answers.boxed_answers`): equal as sets
+        (every gold value answered, every answered value right; a value equal
+        to the whole gold, such as ``\\{2\\} \\cup \\{3\\}``, answers all of it)."""
+        answered = list(dict.fromkeys(split_values(answer)))
         if len(answered) > len(gold_values) + self.max_boxes:  # a spray of candidates, not a set
             return _result(1.0, 0.0, reason=f"hedged: {len(answered)} different values", **info)
         matched_gold: set[int] = set()
