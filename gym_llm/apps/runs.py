@@ -24,7 +24,7 @@ by ``gym-llm-eval`` and ``gym-llm report``, and an eval run's, written by
       report.html            gym-llm report's page (of an eval run too)
 
     <eval run>/
-      samples.jsonl          every sample, appended as tasks finish (resumable)
+      samples.jsonl          every sample, appended as tasks finish (resumable), in plan order at the end
       results.json           {env_id: {"n", "mean_reward", "pass@1", "pass@k", "k", ...}}
       report.md              the results as Markdown, with plots
       eval_config.json       what the samples were drawn with (a rerun resumes only if it matches)

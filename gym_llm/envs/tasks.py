@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +76,16 @@ class TaskSet(ABC):
     @abstractmethod
     def get(self, split: str, index: int) -> Task: ...
 
+    def describe_size(self, split: str) -> str:
+        """``size(split)`` as a person reads it: how many distinct tasks, and
+        whether that count is exact or estimated."""
+        return f"{self.size(split):,}"
+
+    def distinct_count(self, split: str, limit: int) -> int:
+        """How many of the indices ``0 .. limit-1`` are distinct tasks (an
+        evaluation of ``limit`` tasks evaluates this many)."""
+        return min(limit, self.size(split))
+
     def iter_split(self, split: str, limit: int | None = None) -> Iterable[Task]:
         """Tasks of ``split`` in index order (at most ``limit``)."""
         n = self.size(split) if limit is None else min(limit, self.size(split))
@@ -133,16 +145,68 @@ class Plan:
 Generator = Callable[[random.Random, float], "Draft | Plan | tuple"]
 
 
+#: Every index of a split declared with at most this many tasks (held-out
+#: splits) is a distinct task; a larger split (train) guarantees it for its
+#: first :data:`PROBE` indices, whose enumeration's repeats estimate its size.
+EXACT_LIMIT = 10_000
+PROBE = 1024
+#: :meth:`ProceduralTasks.size` enumerates this many distinct tasks (cheap for
+#: any generator): a split that runs out before has exactly that many tasks.
+SIZE_PROBE = 32
+#: An enumeration ends, the split then holding exactly the tasks found, after
+#: this many positions in a row draw a task already found.
+MISS_LIMIT = 64
+
+
+class _Distinct:
+    """The distinct tasks of one split of one generator, in index order: the
+    stream positions that drew a task not drawn at an earlier position."""
+
+    def __init__(self) -> None:
+        self.positions: list[int] = []  # index -> stream position
+        self.seen: set[str] = set()     # content digests drawn so far
+        self.drawn = 0                  # stream positions drawn
+        self.misses = 0                 # positions in a row that repeated a task
+        self.exhausted = False          # no new task in MISS_LIMIT positions: the split is all found
+        self.lock = threading.Lock()
+
+
+#: Enumerations shared by every instance of one generator in this process
+#: (vector env slots make one task set each), keyed by what decides content.
+_ENUMERATIONS: dict[tuple, _Distinct] = {}
+_ENUMERATIONS_LOCK = threading.Lock()
+
+
 class ProceduralTasks(TaskSet):
     """Tasks drawn by a seeded generator ``generate(rng, difficulty)``.
 
     Splits are disjoint by construction, by *content*: a generated task goes to
     ``heldout`` when the hash of its prompt (or of its :class:`Plan`'s key)
-    falls below ``heldout_fraction``, else to ``train``. ``get(split, i)``
-    tries the seeds ``(name, split, i, 0)``, ``(name, split, i, 1)``, ... and
-    keeps the first draw that lands in ``split``, so the same prompt can never
-    be in both splits, and the task id (``name-<hash>``) is the same wherever
-    that prompt is generated.
+    falls below ``heldout_fraction``, else to ``train``. Stream position ``j``
+    of a split tries the seeds ``(name, split, j, 0)``, ``(name, split, j,
+    1)``, ... and keeps the first draw that lands in ``split``, so the same
+    prompt can never be in both splits, and the task id (``name-<hash>``) is
+    the same wherever that prompt is generated.
+
+    Distinct indices are distinct tasks: task ``i`` is the ``i``-th stream
+    position that drew a prompt (plan key) no earlier position drew,
+    enumerated as far as asked, once per process. The generator *runs out*
+    when :data:`MISS_LIMIT` positions in a row draw nothing new: the split
+    then holds exactly the ``c`` tasks found, and a higher index names task
+    ``i mod c`` (so an index drawn at random still plays). This holds for
+    every index of a split declared (``sizes``) with at most
+    :data:`EXACT_LIMIT` tasks (held-out: 500) and for the first
+    :data:`PROBE` of a larger one (train); above that, task ``i`` is stream
+    position ``i``, which repeats a task about as often as the generator does.
+
+    Sizes. :meth:`distinct_count` is exact (an evaluation asks it how many
+    tasks it has). :meth:`size`, the index space a random reset draws from,
+    must not depend on what was enumerated before, so it enumerates a fixed
+    :data:`SIZE_PROBE` distinct tasks: a split that runs out within them has
+    exactly that size, any other its declared one. :meth:`describe_size`
+    enumerates the whole guaranteed range and says what it found: the exact
+    count, or an estimate from the repeats it met. A generator needs no
+    dedupe of its own, only enough entropy for the sizes it declares.
     """
 
     def __init__(
@@ -165,9 +229,92 @@ class ProceduralTasks(TaskSet):
         self.heldout_fraction = heldout_fraction
         self.max_attempts = max_attempts
         self._threshold = int(heldout_fraction * 2**32)
+        self._enumerations: dict[str, _Distinct] = {}
+
+    def _window(self, split: str) -> int:
+        """Indices below this are distinct tasks (see the class doc)."""
+        return self.sizes[split] if self.sizes[split] <= EXACT_LIMIT else PROBE
 
     def size(self, split: str) -> int:
-        return self.sizes[check_split(split)]
+        split = check_split(split)
+        probe = min(SIZE_PROBE, self.sizes[split])
+        found = self._enumerated(split, probe)
+        if found.exhausted and len(found.positions) < probe:
+            return len(found.positions)
+        return self.sizes[split]
+
+    def distinct_count(self, split: str, limit: int) -> int:
+        split = check_split(split)
+        if limit > self._window(split):
+            return min(limit, self.size(split))
+        return min(limit, len(self._enumerated(split, limit).positions))
+
+    def describe_size(self, split: str) -> str:
+        split = check_split(split)
+        window, size = self._window(split), self.size(split)
+        found = self._enumerated(split, window)
+        count = len(found.positions)
+        space = "" if count == size else f"; indices up to {size:,} name them again"
+        if found.exhausted or count == size:
+            return f"{count:,} distinct (exact{space})"
+        estimate = self._estimate(found)
+        if estimate is None:
+            return (f"{size:,} (estimate: no repeat in the first {found.drawn:,} draws, so at least "
+                    f"about {found.drawn ** 2 // 6:,} distinct)")
+        return (f"{size:,} indices, about {estimate:,} distinct (estimate from {found.drawn - count:,} "
+                f"repeats in {found.drawn:,} draws)")
+
+    @staticmethod
+    def _estimate(found: _Distinct) -> int | None:
+        """The split's distinct tasks estimated from the repeats its probe met
+        (a draw hits one of ``N`` tasks: ``n^2 / 2r`` from ``r`` repeats in ``n``
+        draws); ``None`` without a repeat."""
+        repeats = found.drawn - len(found.positions)
+        return math.ceil(found.drawn ** 2 / (2 * repeats)) if repeats else None
+
+    # ------------------------------------------------------------ enumeration
+    def _draw(self, split: str, position: int) -> tuple[int, Draft | Plan, str]:
+        """``(attempt, draft or plan, content digest)`` of stream position
+        ``position``: the first of its seeds whose draw lands in ``split``."""
+        for attempt in range(self.max_attempts):
+            rng = random.Random(f"{self.name}|{self.difficulty:.4f}|{split}|{position}|{attempt}")
+            drawn = self.generate(rng, self.difficulty)
+            if not isinstance(drawn, Plan):
+                drawn = drawn if isinstance(drawn, Draft) else Draft(*drawn)
+            landed, digest = self.split_of(drawn.key if isinstance(drawn, Plan) else drawn.prompt)
+            if landed == split:
+                return attempt, drawn, digest
+        raise RuntimeError(
+            f"{self.name}: no {split!r} task in {self.max_attempts} draws: the task space at "
+            f"difficulty {self.difficulty} is too small for a {self.heldout_fraction:.0%} held-out split"
+        )
+
+    def _enumerated(self, split: str, upto: int) -> _Distinct:
+        """The split's distinct tasks, enumerated until ``upto`` are found or
+        the generator runs out (shared by this process's instances of one
+        generator and difficulty)."""
+        found = self._enumerations.get(split)
+        if found is None:
+            # what decides content: the settings, and the generator's first draws (a name
+            # shared by two generators, or a kwarg the name does not spell, still tells them apart)
+            first = [self._draw(split, j)[2] for j in range(3)]
+            key = (type(self).__name__, self.name, self.difficulty, self.heldout_fraction, self.max_attempts,
+                   split, *first)
+            with _ENUMERATIONS_LOCK:
+                found = _ENUMERATIONS.setdefault(key, _Distinct())
+            self._enumerations[split] = found
+        with found.lock:
+            while len(found.positions) < upto and not found.exhausted:
+                digest = self._draw(split, found.drawn)[2]
+                if digest in found.seen:
+                    found.misses += 1
+                    found.exhausted = found.misses >= MISS_LIMIT
+                else:
+                    found.seen.add(digest)
+                    found.positions.append(found.drawn)
+                    found.misses = 0
+                found.drawn += 1
+        return found
 
     def split_of(self, prompt: Any) -> tuple[str, str]:
         """(split, digest) that a prompt (or a plan's key) belongs to."""
@@ -176,36 +323,31 @@ class ProceduralTasks(TaskSet):
 
     def get(self, split: str, index: int) -> Task:
         split = check_split(split)
-        if not 0 <= index < self.sizes[split]:
-            raise IndexError(f"task_index {index} out of range for split {split!r}")
-        for attempt in range(self.max_attempts):
-            rng = random.Random(f"{self.name}|{self.difficulty:.4f}|{split}|{index}|{attempt}")
-            drawn = self.generate(rng, self.difficulty)
-            if isinstance(drawn, Plan):
-                landed, key_digest = self.split_of(drawn.key)
-                if landed != split:
-                    continue
-                draft = drawn.build()
-                # the id names the exact text (prompt and metadata) that was built
-                digest = content_hash([draft.prompt, draft.metadata])
-                extra: dict[str, Any] = {"split_key": key_digest[:16]}
-            else:
-                draft = drawn if isinstance(drawn, Draft) else Draft(*drawn)
-                landed, digest = self.split_of(draft.prompt)
-                if landed != split:
-                    continue
-                extra = {}
-            return Task(
-                id=f"{self.name}-{digest[:16]}",
-                prompt=draft.prompt,
-                answer=draft.answer,
-                metadata=dict(draft.metadata, **extra, seed_attempt=attempt, index=index),
-                split=split,
-                difficulty=self.difficulty,
-            )
-        raise RuntimeError(
-            f"{self.name}: no {split!r} task in {self.max_attempts} draws: the task space at "
-            f"difficulty {self.difficulty} is too small for a {self.heldout_fraction:.0%} held-out split"
+        size = self.size(split)
+        if not 0 <= index < size:
+            raise IndexError(f"task_index {index} out of range for split {split!r} ({size:,} "
+                             f"tasks at difficulty {self.difficulty:g})")
+        if index < self._window(split):
+            found = self._enumerated(split, index + 1)
+            position = found.positions[index % len(found.positions)]
+        else:
+            position = index
+        attempt, drawn, digest = self._draw(split, position)
+        extra: dict[str, Any] = {}
+        if isinstance(drawn, Plan):
+            draft = drawn.build()
+            # the id names the exact text (prompt and metadata) that was built
+            extra["split_key"] = digest[:16]
+            digest = content_hash([draft.prompt, draft.metadata])
+        else:
+            draft = drawn
+        return Task(
+            id=f"{self.name}-{digest[:16]}",
+            prompt=draft.prompt,
+            answer=draft.answer,
+            metadata=dict(draft.metadata, **extra, seed_attempt=attempt, index=index),
+            split=split,
+            difficulty=self.difficulty,
         )
 
 

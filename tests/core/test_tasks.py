@@ -13,7 +13,7 @@ def gen(rng: random.Random, difficulty: float) -> Draft:
 def test_procedural_splits_are_disjoint_by_content_and_deterministic():
     ts = ProceduralTasks("add", gen)
     train = {ts.get("train", i).prompt for i in range(300)}
-    held = {ts.get("heldout", i).prompt for i in range(100)}
+    held = {ts.get("heldout", i).prompt for i in range(ts.size("heldout"))}
     assert train and held and not (train & held)
     assert ts.get("train", 5) == ProceduralTasks("add", gen).get("train", 5)
     t = ts.get("heldout", 3)

@@ -70,10 +70,12 @@ def _eval(out: Path, *overrides: str) -> tuple[dict, str]:
 
 def test_eval_with_ray_env_workers_scores_what_a_local_eval_scores(ray_cluster, tmp_path):
     common = ["env_ids=[math/Arithmetic-v0,code/PythonFunctions-v0,tool/Orders-v0]", "num_tasks=2", "k=2",
-              "policy.temperature=0", "policy.max_new_tokens=24", "plots=false"]
+              "policy.temperature=1", "policy.max_new_tokens=24", "plots=false"]
     local, local_report = _eval(tmp_path / "local", *common)
     remote, remote_report = _eval(tmp_path / "ray", *common, "env_workers=ray",
                                   f"env_workers.address={ray_cluster.address}", "env_workers.num_cpus_per_worker=0")
-    assert len(local) == 12 and remote == local  # greedy: the same completions, scored on the workers
+    assert len(local) == 12 and remote == local  # sampled, yet the same completions, scored on the workers
+    for name in ("samples.jsonl", "results.json"):  # byte for byte (docs/eval.md, reproducibility)
+        assert (tmp_path / "ray" / name).read_text() == (tmp_path / "local" / name).read_text()
     assert "in this process" in local_report
     assert "ray, 2 workers (0 worker deaths, 0 step timeouts, 0 episodes rerun, 0 lost)" in remote_report

@@ -17,12 +17,14 @@ breakdown by task difficulty.
 
 The output directory holds ``samples.jsonl`` (one trajectory per line, the
 rollout JSONL format plus ``eval_key``, ``task_index`` and ``correct``),
-``results.json`` (``{env_key: {"n", "mean_reward", "strict_mean", "gap",
-"pass@1", "pass@k", "k", ...}}``; every sample is also scored by its env's
+``results.json`` (``{env_key: {"n", "mean_reward", "reward_ci95", "strict_mean", "gap",
+"pass@1", "pass@1_ci95", "pass@k", "k", "reproducible", ...}}``; every sample is also scored by its env's
 strict grader, ``strict_reward`` in the sample), ``report.md``,
 ``report.html``, ``reward_by_env.png``, ``reward_by_difficulty.png`` and
-``eval_config.json``. A task's ``k`` samples are appended together as
-soon as they finish, so a rerun into the same directory skips every task
+``eval_config.json``. Each sample draws with its own seed, so the same
+settings give the same files (docs/eval.md, reproducibility). A task's ``k``
+samples are appended together as soon as they finish (the file is put in plan
+order at the end), so a rerun into the same directory skips every task
 already in ``samples.jsonl`` and evaluates only the rest; a rerun whose
 model, sampling, ``k``, split or seed differ from the recorded ones is
 refused rather than mixed.

@@ -16,7 +16,6 @@ this module does.
 from __future__ import annotations
 
 import datetime
-import importlib
 import os
 import statistics
 import sys
@@ -26,9 +25,9 @@ from typing import Any
 from gym_llm.apps.evaluate.contamination import guard_split
 from gym_llm.apps.evaluate.envs import EvalEnv, check_envs, env_set, with_sandbox
 from gym_llm.apps.evaluate.policy import build_policy
-from gym_llm.apps.evaluate.report import fmt, machine, plot_results, write_report
+from gym_llm.apps.evaluate.report import fmt, fmt_ci, machine, plot_results, write_report
 from gym_llm.apps.evaluate.runner import EvalOutcome, evaluate
-from gym_llm.apps.hydra_app import CONFIG_DIR, threads_for_sweep
+from gym_llm.apps.hydra_app import CONFIG_DIR, ConfigError, import_modules, threads_for_sweep
 from gym_llm.apps.report import try_write_report
 from gym_llm.apps.runs import ERRORS_FILE, resolve_checkpoint, run_config, training_mixture
 from gym_llm.apps.sweeps import slug
@@ -58,18 +57,17 @@ def eval_envs(cfg: Any, train_run: str | os.PathLike | None = None) -> list[Eval
         env_ids = OmegaConf.to_container(env_ids, resolve=True)
     if env_ids == "mixture":
         if train_run is None:
-            raise ValueError("env_ids=mixture evaluates a training run's mixture: pass "
-                             "checkpoint=<run dir> or train_run=<run dir>")
+            raise ConfigError("env_ids", "env_ids=mixture evaluates a training run's mixture: pass "
+                                         "checkpoint=<run dir> or train_run=<run dir>")
         entries = training_mixture(train_run)
         if not entries:
-            raise ValueError(f"{train_run} has no config.yaml with a mixture")
+            raise ConfigError("env_ids", f"{train_run} has no config.yaml with a mixture")
         envs = env_set(entries)
     elif env_ids:
         envs = env_set(env_ids)
     else:
         envs = env_set(OmegaConf.to_container(cfg.envs.envs, resolve=True))
-    for module in eval_imports(cfg, train_run):  # modules that register environments on import
-        importlib.import_module(module)
+    import_modules(eval_imports(cfg, train_run))  # modules that register environments on import
     sandbox = cfg.get("sandbox")
     if OmegaConf.is_config(sandbox):
         sandbox = OmegaConf.to_container(sandbox, resolve=True)
@@ -152,10 +150,10 @@ def _print_summary(outcome: EvalOutcome, out_dir: Path) -> None:
 
     table = Table(title=f"gym-llm-eval: {out_dir}")
     table.add_column("environment", overflow="fold")
-    for col in ("tasks", "mean reward", "strict", "pass@1", "pass@k"):
+    for col in ("tasks", "mean reward", "strict", "pass@1 [95% CI]", "pass@k"):
         table.add_column(col, no_wrap=True)
     for key, r in outcome.results.items():
-        table.add_row(key, str(r["n"]), fmt(r["mean_reward"]), fmt(r.get("strict_mean")), fmt(r["pass@1"]),
+        table.add_row(key, str(r["n"]), fmt(r["mean_reward"]), fmt(r.get("strict_mean")), fmt_ci(r, "pass@1"),
                       f"{fmt(r['pass@k'])} (k={r['k']})")
     console = Console(stderr=True)
     console.print(table)
@@ -184,8 +182,8 @@ def main() -> None:
         rewards = [r["mean_reward"] for r in outcome.results.values()]
         return statistics.fmean(rewards) if rewards else None  # a sweeper's objective
 
-    from gym_llm.apps.hydra_app import check_override_keys, user_errors
+    from gym_llm.apps.hydra_app import check_overrides, user_errors
 
     with user_errors("gym-llm-eval"):  # a misspelt key, named with the closest one, before Hydra's bare error
-        check_override_keys(CONFIG_DIR, "eval", sys.argv[1:])
+        check_overrides(CONFIG_DIR, "eval", sys.argv[1:])
     app()

@@ -7,6 +7,16 @@ its ``k`` rows. :func:`pass_at_k` is the unbiased estimator of Chen et al.
 (2021). Means over nothing are NaN (written to JSON as ``null`` by
 :func:`gym_llm.envs.jsonio.finite`), never 0, so an empty breakdown is not
 mistaken for a failing one.
+
+Intervals are clustered by task: a task's ``k`` samples are not independent
+(one task is easy for the model, another hard), so the unit of every
+standard error is the task: the spread of the per-task figures over the
+tasks, divided by the square root of their number. ``reward_ci95`` is the
+normal interval ``mean +- 1.96 * stderr``; ``pass@1_ci95`` is a Wilson score
+interval at the effective sample size the clustered standard error implies
+(Kish: ``p (1 - p) / stderr^2``, between the number of tasks when a task's
+samples all agree and ``n * k`` when they are independent), so it stays
+inside [0, 1] and does not collapse to a point when every task passed.
 """
 
 from __future__ import annotations
@@ -17,8 +27,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["pass_at_k", "aggregate", "difficulty_labels", "bucket_start", "mean",
-           "MAX_DIFFICULTY_LEVELS", "DIFFICULTY_BIN"]
+__all__ = ["pass_at_k", "aggregate", "difficulty_labels", "bucket_start", "mean", "stderr", "wilson",
+           "Z95", "MAX_DIFFICULTY_LEVELS", "DIFFICULTY_BIN"]
+
+#: The two-sided 95% normal quantile of every interval here.
+Z95 = 1.959963984540054
 
 #: More distinct task difficulties than this are reported in bins of
 #: :data:`DIFFICULTY_BIN` (datasets whose tasks each carry their own difficulty).
@@ -50,9 +63,30 @@ def mean(xs: Sequence[float]) -> float:
     return statistics.fmean(xs) if xs else math.nan
 
 
-def _stderr(xs: Sequence[float]) -> float:
+def stderr(xs: Sequence[float]) -> float:
     """Standard error of the mean of ``xs`` (0 for fewer than two values)."""
     return statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) >= 2 else 0.0
+
+
+def wilson(p: float, n_eff: float, z: float = Z95) -> list[float]:
+    """The Wilson score interval ``[low, high]`` of a proportion ``p`` seen
+    over an effective sample size ``n_eff`` (NaNs when ``n_eff`` is not positive)."""
+    if not n_eff > 0 or not math.isfinite(p):
+        return [math.nan, math.nan]
+    centre = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z / (1 + z * z / n_eff) * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff))
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def _pass_interval(task_p1: Sequence[float], num_samples: int) -> tuple[float, list[float]]:
+    """``(stderr, ci95)`` of pass@1 from its per-task values (see the module doc)."""
+    p, se = mean(task_p1), stderr(task_p1)
+    n = len(task_p1)
+    if se > 0:
+        n_eff = p * (1 - p) / (se * se)
+    else:  # every task alike: as good as independent samples, unless they all agree
+        n_eff = float(num_samples) if 0 < p < 1 else float(n)
+    return se, wilson(p, min(max(n_eff, float(n)), float(num_samples)))
 
 
 def _ks(k: int) -> list[int]:
@@ -77,12 +111,17 @@ def _summary(groups: Mapping[str, list[dict[str, Any]]], k: int) -> dict[str, An
         for j in _ks(k):
             if j <= n:
                 curve[j].append(pass_at_k(n, c, j))
+    reward, reward_se = mean(rewards), stderr(task_means)
+    p1_se, p1_ci = _pass_interval(p1, len(rewards))
     return {
         "n": len(groups),
         "k": k,
-        "mean_reward": mean(rewards),
-        "reward_stderr": _stderr(task_means),
+        "mean_reward": reward,
+        "reward_stderr": reward_se,
+        "reward_ci95": [reward - Z95 * reward_se, reward + Z95 * reward_se],
         "pass@1": mean(p1),
+        "pass@1_stderr": p1_se,
+        "pass@1_ci95": p1_ci,
         "pass@k": mean(pk),
         "pass_at": {str(j): mean(v) for j, v in sorted(curve.items())},
     }
@@ -133,8 +172,9 @@ def aggregate(samples: Iterable[dict[str, Any]], k: int) -> dict[str, dict[str, 
 
     Per ``eval_key`` (the environment id unless an env set names two variants
     of one id): ``n`` tasks, ``k``, ``num_samples``, ``mean_reward`` (over
-    samples) and ``reward_stderr`` (standard error over task means),
-    ``pass@1``, ``pass@k`` and ``pass_at`` (``{j: pass@j}`` for j = 1, 2,
+    samples), ``reward_stderr`` (standard error over task means) and
+    ``reward_ci95``, ``pass@1`` with ``pass@1_stderr`` and ``pass@1_ci95``
+    (the intervals of the module doc), ``pass@k`` and ``pass_at`` (``{j: pass@j}`` for j = 1, 2,
     4, ... k), ``reward_components`` (mean of each named part over the samples
     that report it), ``by_difficulty`` (the same reward/pass figures per task
     difficulty, keyed by :func:`difficulty_labels`), ``mean_turns``, ``mean_generated_tokens``,

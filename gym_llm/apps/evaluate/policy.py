@@ -75,9 +75,13 @@ def build_policy(cfg: Any) -> tuple[Policy, dict[str, Any]]:
     path = model_path(cfg)
     identity = {"backend": backend, "model": path}
     if backend in ("hf", "transformers"):
+        # batch-invariant decoding makes a sample's numbers its own (docs/eval.md, reproducibility)
+        identity["batch_invariant"] = bool(cfg.get("batch_invariant", True))
         policy = make_policy(backend, path, dtype=_torch_dtype(mc.get("dtype")), seed=cfg.seed,
                              attn_implementation=mc.get("attn_implementation"),
-                             trust_remote_code=bool(mc.get("trust_remote_code", False)))
+                             trust_remote_code=bool(mc.get("trust_remote_code", False)),
+                             max_batch_size=int(pc.get("max_batch_size", 64)),
+                             batch_invariant=identity["batch_invariant"])
     elif backend == "vllm":
         policy = make_policy(backend, path, dtype=mc.get("dtype") or "auto", seed=cfg.seed,
                              gpu_memory_utilization=pc.gpu_memory_utilization,

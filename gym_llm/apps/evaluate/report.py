@@ -20,7 +20,7 @@ from gym_llm.apps.evaluate.metrics import bucket_start
 from gym_llm.apps.runs import EVAL_REPORT_FILE, SAMPLES_FILE
 from gym_llm.apps.runs import REPORT_FILE as HTML_REPORT
 
-__all__ = ["write_report", "plot_results", "fmt", "machine"]
+__all__ = ["write_report", "plot_results", "fmt", "fmt_ci", "machine"]
 
 
 def fmt(x: Any, digits: int = 3) -> str:
@@ -28,6 +28,13 @@ def fmt(x: Any, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "-"
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def fmt_ci(result: dict[str, Any], key: str) -> str:
+    """``result[key]`` with its 95% interval ``result[key + "_ci95"]``
+    (``0.500 [0.310, 0.690]``); the figure alone for results of an older gym-llm-eval."""
+    ci = result.get(f"{key}_ci95")
+    return f"{fmt(result.get(key))} [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else fmt(result.get(key))
 
 
 def machine() -> str:
@@ -129,14 +136,14 @@ def write_report(out_dir: str | os.PathLike, results: Mapping[str, Mapping[str, 
     else:
         k = max(int(r["k"]) for r in results.values())
         lines += ["", "## Results", "",
-                  f"| environment | tasks | samples | mean reward (± s.e.) | strict mean | gap | pass@1 | pass@{k} "
+                  f"| environment | tasks | samples | mean reward (± s.e.) | strict mean | gap | pass@1 [95% CI] | pass@{k} "
                   "| turns | generated tokens | truncated | reward errors |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for key, r in results.items():
             lines.append(
                 f"| {key} | {r['n']} | {r['num_samples']} | {fmt(r['mean_reward'])} ± "
                 f"{fmt(r['reward_stderr'])} | {fmt(r.get('strict_mean'))} | {fmt(r.get('gap'))} | "
-                f"{fmt(r['pass@1'])} | {fmt(r['pass@k'])} | "
+                f"{fmt_ci(r, 'pass@1')} | {fmt(r['pass@k'])} | "
                 f"{fmt(r['mean_turns'], 2)} | {fmt(r['mean_generated_tokens'], 1)} | "
                 f"{fmt(r['truncated_fraction'], 2)} | {r['reward_errors']} |")
         js = sorted({j for r in results.values() for j in r["pass_at"]}, key=int)

@@ -3,7 +3,13 @@
 Contract: every environment gets the episodes of
 :func:`gym_llm.runtime.mixture.heldout_plan` (task ``i`` of the split, reset seed
 ``seed + i``, ``k`` samples in one group), the same for every model, so
-scores compare across runs. Each finished task goes to the
+scores compare across runs. Every turn of every sample is sampled with its
+own seed, a hash of ``(seed, results key, env kwargs, task index, sample
+index, turn)`` (the rollout engine's per-request seed), so what a sample
+draws does not depend on the order episodes finish in, ``concurrency``, the
+backend the environments run on, or a resume; ``samples.jsonl`` is rewritten
+in plan order (environments as given, task index, sample index) when the run
+ends. Each finished task goes to the
 :class:`~gym_llm.apps.evaluate.store.SampleStore` at once; ``results.json`` is
 :func:`~gym_llm.apps.evaluate.metrics.aggregate` of exactly the requested tasks'
 samples (resumed ones included). Every sample of a task that ran is also
@@ -21,11 +27,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +40,7 @@ from gym_llm_sandbox.aio import run_sync
 
 from gym_llm.apps.evaluate.contamination import contamination_warnings, guard_split
 from gym_llm.apps.evaluate.envs import EvalEnv
-from gym_llm.apps.evaluate.metrics import aggregate
+from gym_llm.apps.evaluate.metrics import Z95, aggregate
 from gym_llm.apps.evaluate.store import (
     SampleStore,
     append_errors,
@@ -183,17 +190,22 @@ async def _aevaluate(policy: Policy, plan: list[_Planned], *, k: int, split: str
 
 
 def _plan(envs: Sequence[EvalEnv], *, num_tasks: int, split: str, seed: int,
-          done: set[tuple[str, str]]) -> list[_Planned]:
-    """Each environment's first ``num_tasks`` task ids, and which of them
-    ``samples.jsonl`` does not hold yet."""
+          done: set[tuple[str, str]], warnings: list[str]) -> list[_Planned]:
+    """Each environment's first ``num_tasks`` task ids (all of them, with a
+    warning appended to ``warnings``, when the split holds fewer distinct
+    tasks), and which of them ``samples.jsonl`` does not hold yet."""
     plan: list[_Planned] = []
     for env in envs:
         base = make(env.id, split=split, seed=seed, **dict(env.kwargs)).unwrapped
-        n = min(num_tasks, base.num_tasks)
+        n = base.task_set.distinct_count(split, num_tasks)
         if n < num_tasks:
-            log.warning("%s has only %d %s tasks; evaluating all of them", env.key, n, split)
+            warnings.append(f"{env.key} has only {n} distinct {split} tasks (with {dict(env.kwargs)}); "
+                            f"num_tasks={num_tasks} evaluates all {n} of them")
+            log.warning("%s", warnings[-1])
         ids = [base.task_set.get(split, i).id for i in range(n)]
         base.close()
+        if len(set(ids)) < n:  # a task set that repeats a task would count it twice
+            raise ValueError(f"{env.key}: the first {n} {split} tasks hold {len(set(ids))} distinct task ids")
         plan.append(_Planned(env, ids, [i for i in range(n) if (_group_id(env, i), ids[i]) not in done]))
     return plan
 
@@ -258,20 +270,23 @@ def evaluate(
     # their old errors would describe a run that is over
     (out / ERRORS_FILE).unlink(missing_ok=True)
     store = SampleStore(out / SAMPLES_FILE, k, resume=resume)
-    plan = _plan(envs, num_tasks=num_tasks, split=split, seed=seed, done=store.done())
+    warnings: list[str] = []
+    plan = _plan(envs, num_tasks=num_tasks, split=split, seed=seed, done=store.done(), warnings=warnings)
     skipped = sum(len(p.task_ids) - len(p.todo) for p in plan)
 
-    warnings: list[str] = []
     if train_run is not None:
-        warnings = contamination_warnings(train_run, [(p.env, p.task_ids) for p in plan], split)
-        for w in warnings:
+        contaminated = contamination_warnings(train_run, [(p.env, p.task_ids) for p in plan], split)
+        for w in contaminated:
             log.warning("contamination: %s", w)
+        warnings += contaminated
     write_json(out / EVAL_CONFIG_FILE, {**fp, "envs": [asdict(e) for e in envs]})
     if skipped:
         log.info("resuming: %d task(s) already in %s", skipped, store.path)
     stats = RolloutStats()
     errors: dict[str, None] = {}  # ordered set
     env_workers: dict[str, Any] = {"backend": "local"}
+    if sampling.seed is None:  # each request then gets its own seed from (seed, task, sample, turn)
+        sampling = replace(sampling, seed=seed)
     failed = run_sync(_aevaluate(
         policy, plan, k=k, split=split, sampling=sampling, seed=seed,
         max_episode_tokens=max_episode_tokens, concurrency=concurrency,
@@ -280,15 +295,23 @@ def evaluate(
         strict=strict,
     ))
 
-    wanted = {(_group_id(p.env, i), task_id) for p in plan for i, task_id in enumerate(p.task_ids)}
-    found = aggregate((r for r in store.rows if (r["group_id"], r["task_id"]) in wanted), k)
+    order = {(_group_id(p.env, i), task_id): n for n, (p, i, task_id) in
+             enumerate((p, i, t) for p in plan for i, t in enumerate(p.task_ids))}
+    store.sort(lambda r: (order.get((r["group_id"], r["task_id"]), len(order)), r["group_id"], r["sample_index"]))
+    found = aggregate((r for r in store.rows if (r["group_id"], r["task_id"]) in order), k)
+    # bit-exact reruns need a policy whose numbers do not depend on its batches (HFPolicy(batch_invariant=True))
+    exact = bool(getattr(policy, "batch_invariant", False))
     results = {}
     for key in dict.fromkeys(e.key for e in envs):  # the env set's order
         if key in found:
-            results[key] = {**found[key], "success_threshold": success_threshold}
+            results[key] = {**found[key], "success_threshold": success_threshold, "reproducible": exact}
             if found[key]["mean_turns"] == 0:
                 warnings.append(f"{key}: no sample got to generate a turn (prompts longer than "
                                 f"max_episode_tokens={max_episode_tokens}?)")
+    if results and not exact:
+        spread = ", ".join(f"{key} ±{Z95 * math.sqrt(2) * r['pass@1_stderr']:.3f}" for key, r in results.items())
+        warnings.append(f"{type(policy).__name__} is not bit-exact run to run (its batches change its numbers: "
+                        f"docs/eval.md, reproducibility); a rerun's pass@1 can differ by up to about: {spread}")
     write_json(out / RESULTS_FILE, results)
     return EvalOutcome(results, warnings, failed, skipped, time.perf_counter() - start, stats, list(errors),
                        env_workers)

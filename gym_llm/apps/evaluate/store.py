@@ -18,7 +18,7 @@ import json
 import logging
 import os
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,13 @@ class SampleStore:
     def done(self) -> set[tuple[str, str]]:
         """``(group_id, task_id)`` of every complete task."""
         return {(r["group_id"], r["task_id"]) for r in self.rows}
+
+    def sort(self, key: Callable[[dict[str, Any]], Any]) -> None:
+        """Put the rows in ``key`` order and rewrite the file, so the same
+        rows make the same file whatever order their tasks finished in
+        (``concurrency``, backend, resume)."""
+        self.rows.sort(key=key)
+        self._rewrite()
 
     def append(self, rows: list[dict[str, Any]]) -> None:
         """Append one task's rows with a single write (all or nothing on a

@@ -15,6 +15,18 @@ are exactly those of the distribution each token was drawn from: logits
 divided by ``temperature``, then top-k, then top-p (nucleus) filtering,
 renormalised. Greedy (``temperature=0``) takes the argmax and reports the
 model's own log-prob (temperature 1, no filtering), as vLLM does.
+
+Reproducibility. A request whose ``SamplingParams.seed`` is set draws its
+tokens from its own generator seeded with it, so what it samples does not
+depend on which other requests shared its batches or in what order they
+came (the rollout engine derives one seed per episode and turn). The
+logits themselves still depend on the batch: a matrix product's rounding
+changes with the number of rows and attention sums with the left padding, so
+batched rows can differ in the last bits (log-probs) and, rarely, in a
+sampled token. ``batch_invariant=True`` runs every row in its own forward pass
+(no padding, one row per product): a request's tokens and log-probs are then
+a function of its prompt, sampling settings and seed alone, bit for bit, at
+the cost of batching (each decoding step is one forward per row).
 """
 
 from __future__ import annotations
@@ -78,6 +90,7 @@ class _Row:
     params: SamplingParams
     future: concurrent.futures.Future
     stops: frozenset[int]
+    generator: Any = None  # the request's own (``params.seed``), else the policy's shared one
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     stopped: bool = False
@@ -112,9 +125,12 @@ class HFPolicy(EngineThreadPolicy):
     ``device``/``dtype``: where and how a model loaded from a path lives
     (default: CUDA if available, the checkpoint's dtype).
     ``attn_implementation``: default :func:`pick_attn_implementation`.
-    ``max_batch_size``: most rows decoded together. ``seed``: the sampling
-    generator's seed (draws depend on how requests interleave, so sampling is
-    reproducible only for the same arrival order). ``stop_token_ids``:
+    ``max_batch_size``: most rows decoded together. ``seed``: the seed of the
+    generator shared by requests without a ``SamplingParams.seed`` (their draws
+    depend on how requests interleave, so they repeat only for the same arrival
+    order); a request with one draws from its own. ``batch_invariant``: each
+    row in its own forward pass, so results do not depend on batching (the
+    module doc). ``stop_token_ids``:
     end-of-turn ids (default: the generation config's EOS ids and the
     tokenizer's EOS).
     """
@@ -133,6 +149,7 @@ class HFPolicy(EngineThreadPolicy):
         seed: int = 0,
         stop_token_ids: Sequence[int] | None = None,
         trust_remote_code: bool = False,
+        batch_invariant: bool = False,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -160,6 +177,7 @@ class HFPolicy(EngineThreadPolicy):
             raise ValueError("no stop token: pass stop_token_ids or use a tokenizer with an EOS token")
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_token_ids[0]
         self.max_batch_size = int(max_batch_size)
+        self.batch_invariant = bool(batch_invariant)
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
         self.steps = 0  # decoding steps run, for monitoring
 
@@ -174,7 +192,12 @@ class HFPolicy(EngineThreadPolicy):
             raise ValueError("empty prompt")
         stops = set() if params.ignore_eos else set(self.stop_token_ids)
         stops |= set(params.stop_token_ids or ())
-        row = _Row([int(t) for t in prompt], params, concurrent.futures.Future(), frozenset(stops))
+        generator = self.generator
+        if params.seed is not None and not params.greedy:
+            import torch
+
+            generator = torch.Generator(device=self.device).manual_seed(params.seed)
+        row = _Row([int(t) for t in prompt], params, concurrent.futures.Future(), frozenset(stops), generator)
         self._enqueue(row)
         return row.future
 
@@ -185,11 +208,12 @@ class HFPolicy(EngineThreadPolicy):
     def _serve(self) -> None:
         import torch
 
-        batch = _Batch()
+        batches: list[_Batch] = []  # one, or one per row when batch_invariant
         while True:
-            waiting = self._take(block=not batch.rows, limit=self.max_batch_size - len(batch.rows))
+            running = [r for b in batches for r in b.rows]
+            waiting = self._take(block=not running, limit=self.max_batch_size - len(running))
             if any(r is None for r in waiting):  # close(): fail what is left
-                for r in batch.rows + [r for r in waiting if r is not None]:
+                for r in running + [r for r in waiting if r is not None]:
                     if not r.future.done():  # a caller stopped by a signal cancelled its own
                         r.future.set_exception(RuntimeError("HFPolicy closed"))
                 return
@@ -198,17 +222,24 @@ class HFPolicy(EngineThreadPolicy):
                     was_training = self.model.training
                     self.model.eval()
                     try:
-                        if waiting:
-                            self._admit(batch, waiting)
-                        finished = self._step(batch)
+                        if waiting and self.batch_invariant:
+                            for row in waiting:
+                                batches.append(_Batch())
+                                self._admit(batches[-1], [row])
+                        elif waiting:
+                            if not batches:
+                                batches.append(_Batch())
+                            self._admit(batches[0], waiting)
+                        finished = [f for b in batches for f in self._step(b)]
+                        batches = [b for b in batches if b.rows]
                     finally:
                         if was_training:
                             self.model.train()
             except Exception as e:  # a failed forward fails its requests, not the worker
-                for r in batch.rows + waiting:
+                for r in running + waiting:
                     if not r.future.done():
                         r.future.set_exception(e)
-                batch = _Batch()
+                batches = []
                 continue
             # Answered only now, so a caller never sees the model in the wrong mode.
             for row, generation in finished:
@@ -267,10 +298,13 @@ class HFPolicy(EngineThreadPolicy):
         logps = torch.empty(n, dtype=torch.float32, device=batch.logits.device)
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(batch.rows):
-            groups.setdefault(_params_key(r.params), []).append(i)
+            # rows with their own generator draw alone: their draws must not depend on their neighbours
+            shared = r.generator is self.generator or r.params.greedy
+            groups.setdefault(_params_key(r.params) if shared else (i,), []).append(i)
         for members in groups.values():
             idx = torch.tensor(members, device=batch.logits.device)
-            t, lp = sample_logits(batch.logits[idx], batch.rows[members[0]].params, self.generator)
+            first = batch.rows[members[0]]
+            t, lp = sample_logits(batch.logits[idx], first.params, first.generator)
             tokens[idx], logps[idx] = t, lp
         self.steps += 1
         keep, finished = [], []

