@@ -2,8 +2,11 @@
 share: the config groups both compose (:data:`CONFIG_DIR`), thread counts in
 sweeps, and the errors of a config a run cannot start with
 (:class:`ConfigError`, :class:`UnknownKeyError` with its did-you-mean),
-raised before anything expensive runs, and how a run stopped by a signal
-exits (:class:`Interrupted`, :func:`user_errors`)."""
+raised before anything expensive runs: :func:`check_overrides` checks the
+command line's keys and group choices before Hydra starts, :func:`closest`
+names the nearest valid choice, :func:`user_errors` prints them (and an
+unknown environment id) without a traceback, exit status 2; and how a run
+stopped by a signal exits (:class:`Interrupted`)."""
 
 from __future__ import annotations
 
@@ -16,8 +19,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CONFIG_DIR", "threads_for_sweep", "ConfigError", "UnknownKeyError", "unknown_key",
-           "check_override_keys", "Interrupted", "user_errors"]
+__all__ = ["CONFIG_DIR", "threads_for_sweep", "ConfigError", "UnknownKeyError", "closest", "unknown_key",
+           "check_overrides", "import_modules", "Interrupted", "user_errors"]
 
 #: ``gym_llm/apps/conf``, package data found by file path (it needs no ``__init__.py``):
 #: ``eval.yaml`` and the groups both apps compose (model, policy, sandbox, env_workers,
@@ -77,24 +80,38 @@ class UnknownKeyError(ConfigError, KeyError):
         return UnknownKeyError(f"{prefix}.{self.key}", self.suggestion and f"{prefix}.{self.suggestion}")
 
 
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice nearest to ``word`` (``difflib``, similarity >= 0.6), or
+    ``None``: the one did-you-mean rule of unknown keys and group options."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def unknown_key(key: str, known: Iterable[str]) -> UnknownKeyError:
     """The error of unknown dotted ``key`` whose siblings are ``known`` (full
     dotted keys too), naming the closest one: "trainer.totl_steps: unknown
     config key (did you mean 'trainer.total_steps'?)". The one wording of both
     spellings of a typo: an override of a missing key, and a ``+key`` that the
     typed config rejects."""
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    return UnknownKeyError(key, close[0] if close else None)
+    return UnknownKeyError(key, closest(key, known))
 
 
-def check_override_keys(config_dir: str, config_name: str, argv: list[str]) -> None:
-    """Raise :class:`UnknownKeyError` (with the closest key) for a command-line
-    override that sets a key the composed config does not have, such as
-    ``trainer.totl_steps=3`` (Hydra's own error, "Key 'totl_steps' is not in
-    struct", names no alternative). ``+key=...`` adds keys on purpose and
-    ``hydra.*`` is Hydra's; both are left to the app's own checks. Group
-    choices are composed first, so a key of a chosen option is known; keys
-    under a swept group (``-m mixture=a,b``) are not checked."""
+def check_overrides(config_dir: str, config_name: str, argv: list[str]) -> None:
+    """Check the command line's overrides before Hydra starts (whose own
+    errors name no alternative and exit with status 1):
+
+    - a group choice that is no option of its group (``mixture=mathonly``,
+      also each value of a sweep ``-m trainer=grpo,ppoo`` and
+      ``hydra/launcher=...``): :class:`ConfigError` naming the closest option
+      and listing them all. Groups and options are read from the whole search
+      path (the config dirs, ``hydra.searchpath``, the ConfigStore), so a new
+      group is checked without being listed anywhere;
+    - an override that sets a key the composed config does not have
+      (``trainer.totl_steps=3``): :class:`UnknownKeyError` naming the closest
+      key. ``+key=...`` adds keys on purpose and ``hydra.*`` is Hydra's; both
+      are left to the app's own checks. Group choices are composed first, so
+      a key of a chosen option is known; keys under a swept group
+      (``-m mixture=a,b``) are not checked."""
     from hydra import compose, initialize_config_dir
     from hydra._internal.utils import get_args_parser
     from hydra.core.global_hydra import GlobalHydra
@@ -106,20 +123,26 @@ def check_override_keys(config_dir: str, config_name: str, argv: list[str]) -> N
     if args.help or args.hydra_help or args.shell_completion or args.info:
         return
     overrides = OverridesParser.create().parse_overrides(args.overrides)
-    if all(o.key_or_group.startswith("hydra.") or o.is_add() or o.is_force_add() or o.is_delete()
-           for o in overrides):
-        return  # nothing that could be a mistyped key: no need to start Hydra for the groups
+    if all(o.key_or_group.startswith("hydra.") or o.is_delete() for o in overrides):
+        return  # nothing that could be a mistyped key or option: no need to start Hydra for the groups
     name = args.config_name or config_name
     searchpath = [o.input_line for o in overrides if o.key_or_group == "hydra.searchpath"]
     with initialize_config_dir(config_dir=config_dir, version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
         try:  # the groups of the whole search path: config_dir's, those it adds, hydra.searchpath's
-            groups = set(GlobalHydra.instance().config_loader().get_group_options(
+            groups = set(loader.get_group_options(
                 "", results_filter=ObjectType.GROUP, config_name=name, overrides=searchpath))
         except Exception:  # noqa: BLE001 - a bad hydra.searchpath: Hydra's own run reports it
             return
 
         def choice(o: Any) -> bool:  # a group choice such as model=tiny, or hydra/launcher=joblib
             return o.key_or_group.split("/")[0] in groups or o.key_or_group == "hydra.searchpath"
+
+        for o in overrides:
+            if choice(o) and o.key_or_group != "hydra.searchpath" and not o.is_delete():
+                options = loader.get_group_options(o.key_or_group, results_filter=ObjectType.CONFIG,
+                                                   config_name=name, overrides=searchpath)
+                _check_choice(o, options)
 
         swept = {o.key_or_group for o in overrides if o.is_sweep_override()}
         # the group choices (and hydra.searchpath, which can add options) decide which keys exist
@@ -148,6 +171,39 @@ def check_override_keys(config_dir: str, config_name: str, argv: list[str]) -> N
             node = OmegaConf.select(node, part, throw_on_missing=False)
 
 
+def import_modules(modules: Iterable[str]) -> None:
+    """Import the config's ``imports`` (modules that register environments);
+    one that does not exist is a :class:`ConfigError` of key ``imports``. A
+    module that exists but fails inside keeps its traceback: it says where."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+            raise ConfigError("imports", f"no module named {module!r}") from None
+
+
+def _check_choice(override: Any, options: list[str]) -> None:
+    """Raise :class:`ConfigError` for a value of group choice ``override``
+    that is not among the group's ``options`` (a group without options of
+    its own, such as ``hydra``, and glob sweeps are left to Hydra)."""
+    from hydra.core.override_parser.types import Glob
+
+    value = override.value()
+    if not options or value is None or isinstance(value, Glob):
+        return
+    values = list(override.sweep_string_iterator()) if override.is_sweep_override() else [
+        override.get_value_element_as_str()]
+    for v in values:
+        if v not in options:
+            near = closest(v, options)
+            hint = f" (did you mean {near!r}?)" if near else ""
+            raise ConfigError(override.key_or_group, f"no option {v!r}{hint}; the options are: {', '.join(options)}")
+
+
 class Interrupted(KeyboardInterrupt):
     """A run stopped by signal ``signum`` (SIGINT, SIGTERM); the message says
     what was kept. The apps exit with status ``128 + signum`` (130 for Ctrl-C,
@@ -166,11 +222,15 @@ class Interrupted(KeyboardInterrupt):
 @contextlib.contextmanager
 def user_errors(prog: str) -> Iterator[None]:
     """Turn what a user caused into a message and an exit status instead of a
-    traceback: :class:`ConfigError` -> status 2, :class:`Interrupted` ->
-    ``128 + signum``, a Ctrl-C outside any handler -> 130."""
+    traceback: :class:`ConfigError` and an unknown environment id
+    (:class:`~gym_llm.envs.registry.UnknownEnvError`, which names the closest
+    ids) -> status 2, :class:`Interrupted` -> ``128 + signum``, a Ctrl-C
+    outside any handler -> 130."""
+    from gym_llm.envs.registry import UnknownEnvError
+
     try:
         yield
-    except ConfigError as e:
+    except (ConfigError, UnknownEnvError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     except Interrupted as e:

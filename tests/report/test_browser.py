@@ -47,7 +47,7 @@ def test_the_report_works_in_a_browser(browser, trained_run: Path, tmp_path: Pat
     page.wait_for_selector("tr.traj-row")
     assert errors == []
 
-    charts = page.locator("#charts-reward svg.chart, #charts-training svg.chart, #charts-monitoring svg.chart")
+    charts = page.locator("[id^=charts-] svg.chart")
     assert charts.count() == len(data["charts"]) >= 8
     for i in range(charts.count()):
         lines = charts.nth(i).locator("polyline.series")
@@ -55,6 +55,9 @@ def test_the_report_works_in_a_browser(browser, trained_run: Path, tmp_path: Pat
         assert all(len(lines.nth(j).get_attribute("points").split()) >= 1 for j in range(lines.count()))
     box = charts.first.bounding_box()
     assert box and box["width"] > 100 and box["height"] > 100
+    for chart in data["charts"]:  # the y labels drawn are the axis the data chose (tests/report/test_charts.py)
+        drawn = page.locator(f"svg.chart[data-title='{chart['title']}'] text.ytick").all_text_contents()
+        assert drawn == [label for _, label in chart["axis"]["ticks"]], chart["title"]
 
     rows = page.locator("tr.traj-row")
     total = len(data["trajectories"])

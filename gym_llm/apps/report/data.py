@@ -38,7 +38,7 @@ from gym_llm.apps.runs import (
 )
 from gym_llm.envs.parsing import message_text
 
-__all__ = ["RunData", "load_run", "read_jsonl_tolerant", "charts"]
+__all__ = ["RunData", "load_run", "read_jsonl_tolerant", "charts", "axis", "tick_labels"]
 
 
 #: Held-out tasks shown side by side (first eval vs last), per environment.
@@ -54,8 +54,10 @@ class RunData:
     values of each metrics.jsonl row, by step; ``charts``: the curves
     (:func:`charts`); ``trajectories``: the sampled episodes, each a plain
     dict (``env``, ``step``, ``split``, ``reward``, ``strict``, ``signals``,
-    ``components``, ``turns`` ...); ``first_last``: held-out tasks with the
-    answer at the first eval and at the last; ``results``: an eval's
+    ``components``, ``turns`` ...); ``axes``: the y axis (:func:`axis`) of
+    each metric drawn alone (the page's "any metric" chart); ``first_last``:
+    held-out tasks with the answer at the first eval and at the last, those
+    whose reward changed most first; ``results``: an eval's
     results.json; ``links``: files of the run a reader may open; ``notes``:
     what was missing or skipped, one sentence each.
     """
@@ -64,6 +66,7 @@ class RunData:
     kind: str = "empty"
     metrics: list[dict[str, Any]] = field(default_factory=list)
     charts: list[dict[str, Any]] = field(default_factory=list)
+    axes: dict[str, dict[str, Any]] = field(default_factory=dict)
     trajectories: list[dict[str, Any]] = field(default_factory=list)
     total_trajectories: int = 0
     first_last: list[dict[str, Any]] = field(default_factory=list)
@@ -249,6 +252,46 @@ def _metrics(path: Path, notes: list[str]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["step"])
 
 
+def tick_labels(marks: list[float], step: float) -> list[str]:
+    """Labels of ticks ``marks``, ``step`` apart, with just the digits that
+    tell them apart: fixed point when the largest is between 0.001 and
+    100,000 and 6 decimals suffice ("0.25", "120", "8.29165"), otherwise
+    scientific with one exponent for all ("0.25e-9", "1.00e-9"); zero is "0"."""
+    step_exp = math.floor(math.log10(step))
+    extra = 0 if round(step / 10 ** step_exp, 6) in (1, 2, 5) else 1  # 2.5 x 10^k needs one digit more
+    top = max(abs(v) for v in marks)
+    decimals = max(0, extra - step_exp)
+    if 1e-3 <= top < 1e5 and decimals <= 6:
+        return ["0" if abs(v) < step / 2 else f"{v:.{decimals}f}" for v in marks]
+    exp = math.floor(math.log10(top))
+    return ["0" if abs(v) < step / 2 else f"{v / 10 ** exp:.{max(0, exp - step_exp + extra)}f}e{exp}" for v in marks]
+
+
+def axis(values: list[float], ticks: int = 4) -> dict[str, Any]:
+    """The y axis of a chart of ``values``: ``{"min", "max", "ticks": [[value,
+    label], ...]}``, at most ``ticks`` + 2 ticks 1, 2, 2.5 or 5 x 10^k apart,
+    labelled by :func:`tick_labels`. It never suggests what the data do not
+    say: it never crosses 0 that no value crosses (a reward that is never
+    negative gets no negative axis), it takes in 0 when the values lie
+    nearer 0 than apart (so KL at 1e-9 is drawn as the near-zero it is, not
+    full height), a flat series sits on an axis from 0, and a series flat
+    at 0 gets the axis 0..1."""
+    lo, hi = min(values), max(values)
+    if lo > 0 and (lo <= hi / 2 or lo == hi):
+        lo = 0.0
+    elif hi < 0 and (hi >= lo / 2 or lo == hi):
+        hi = 0.0
+    if lo == hi:  # both 0
+        hi = 1.0
+    raw = (hi - lo) / ticks
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * (1 - 1e-9))
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    marks = [i * step for i in range(first, last + 1)]
+    return {"min": marks[0], "max": marks[-1], "ticks": [list(t) for t in zip(marks, tick_labels(marks, step),
+                                                                                strict=True)]}
+
+
 _ENV_PATTERNS = (re.compile(r"reward/(.+)/mean"), re.compile(r"heldout/(.+)/reward/mean"),
                  re.compile(r"strict/(.+)/mean"), re.compile(r"gap/(.+)"), re.compile(r"hacks/(.+)/[^/]+"))
 
@@ -261,9 +304,17 @@ def charts(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     and strict score (``strict/<env>/mean``); ``kl*``, ``entropy*``,
     ``response_length/*`` and ``episode_tokens/*``, ``clip/*``; the gap
     (``gap/<env>``, all envs on one chart); each env's hack signals
-    (``hacks/<env>/<signal>``) and the alarm's ``hacks/alerts``. Charts
-    with no data are left out. Each chart: ``{"id", "title", "group",
-    "series": [{"name", "points": [[step, value], ...]}]}``."""
+    (``hacks/<env>/<signal>``) and the alarm's ``hacks/alerts``; the
+    schedule: each env's and each domain's sampling weight
+    (``schedule/<env>/weight``, ``schedule_domain/<domain>/weight``), the
+    held-out reward per domain (``heldout_domain/<domain>/reward/mean``),
+    the forgetting drops (``forgetting/<env>/drop``,
+    ``forgetting_domain/<domain>/drop``) and ``forgetting/alerts``. Charts
+    with no data are left out, and a series identical to one before it in
+    its chart (``kl`` is ``kl/update`` without a reference model) is shown
+    once, named for both. Each chart: ``{"id", "title", "group", "axis"
+    (:func:`axis`), "series": [{"name", "metric", "points": [[step, value],
+    ...]}]}``."""
     names = sorted({k for r in metrics for k in r if k != "step"})
     envs = sorted({m.group(1) for n in names for p in _ENV_PATTERNS if (m := p.fullmatch(n))
                    and n not in ("hacks/alerts",)})
@@ -275,9 +326,20 @@ def charts(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def add(group: str, title: str, parts: list[tuple[str, str]]) -> None:
-        found = [series(label, metric) for label, metric in parts if metric in names]
+        found: list[dict[str, Any]] = []
+        for label, metric in parts:
+            if metric not in names:
+                continue
+            new = series(label, metric)
+            same = next((s for s in found if s["points"] == new["points"]), None)
+            if same is None:
+                found.append(new)
+            else:
+                same["name"] += f" (= {label})"
         if found:
-            out.append({"id": f"chart-{len(out)}", "group": group, "title": title, "series": found})
+            values = [v for s in found for _, v in s["points"]]
+            out.append({"id": f"chart-{len(out)}", "group": group, "title": title, "axis": axis(values),
+                        "series": found})
 
     add("reward", "Reward (all environments)", [("train", "reward/mean"), ("held-out", "heldout/reward/mean"),
                                                 ("held-out macro", "heldout/reward/macro_mean")])
@@ -295,6 +357,17 @@ def charts(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
         add("monitoring", f"Hack signals: {env}",
             [(n[len(prefix):], n) for n in names if n.startswith(prefix) and "/" not in n[len(prefix):]])
     add("monitoring", "Hack alarm alerts", [("alerts", "hacks/alerts")])
+    # the schedule (docs/training.md#schedules-task-ratios-that-adapt): sampling weights, held-out by domain, forgetting
+    add("schedule", "Sampling weight per environment", [(n.split("/", 1)[1].rsplit("/", 1)[0], n) for n in names
+                                                         if n.startswith("schedule/") and n.endswith("/weight")])
+    add("schedule", "Sampling weight per domain", [(n.split("/")[1], n) for n in names
+                                                   if n.startswith("schedule_domain/") and n.endswith("/weight")])
+    add("schedule", "Held-out reward per domain", [(n.split("/")[1], n) for n in names
+                                                   if n.startswith("heldout_domain/") and n.endswith("/reward/mean")])
+    add("schedule", "Held-out drop from its best (forgetting)",
+        [(n.split("/", 1)[1].rsplit("/", 1)[0], n) for n in names
+         if n.startswith(("forgetting/", "forgetting_domain/")) and n.endswith("/drop")])
+    add("schedule", "Forgetting alarm alerts", [("alerts", "forgetting/alerts")])
     return out
 
 
@@ -302,7 +375,9 @@ def charts(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _first_last(run_dir: Path, files: list[Path], max_chars: int, notes: list[str],
                 ) -> tuple[list[dict[str, Any]], tuple[int, int] | None]:
     """Held-out tasks of the first eval beside the same tasks (group and
-    sample index) at the last: the last policy answer and reward of each."""
+    sample index) at the last: the last policy answer and reward of each,
+    those whose reward changed most first (up to
+    :data:`FIRST_LAST_PER_ENV` of each env: its biggest changes)."""
     heldout = sorted(((checkpoint_step(p.name[len("heldout_"):].split(".")[0]), p) for p in files
                       if p.name.startswith("heldout_")), key=lambda sp: sp[0] if sp[0] is not None else -1)
     heldout = [(s, p) for s, p in heldout if s is not None]
@@ -327,7 +402,11 @@ def _first_last(run_dir: Path, files: list[Path], max_chars: int, notes: list[st
     first, last = answers(p0), answers(p1)
     pairs: list[dict[str, Any]] = []
     per_env: dict[str, int] = {}
-    for key in sorted(first.keys() & last.keys(), key=lambda k: (first[k]["env"], k)):
+    def change(k: tuple[str, int]) -> float:
+        a, b = first[k]["reward"], last[k]["reward"]
+        return abs(b - a) if a is not None and b is not None else 0.0
+
+    for key in sorted(first.keys() & last.keys(), key=lambda k: (-change(k), first[k]["env"], k)):
         a, b = first[key], last[key]
         if a["task"] != b["task"] or per_env.get(a["env"], 0) >= FIRST_LAST_PER_ENV:
             continue
@@ -362,6 +441,8 @@ def load_run(run_dir: str | Path, *, max_trajectories: int = 400, max_chars: int
         if metrics_path.exists():
             data.metrics = _metrics(metrics_path, notes)
             data.charts = charts(data.metrics)
+            data.axes = {name: axis([r[name] for r in data.metrics if name in r])
+                         for name in sorted({k for r in data.metrics for k in r if k != "step"})}
             if not data.metrics:
                 notes.append(f"{METRICS_FILE} holds no step yet.")
         else:

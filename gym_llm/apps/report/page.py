@@ -75,30 +75,23 @@ function fmt(x, d) {
   if (typeof x !== "number") return String(x);
   return Math.abs(x) >= 1000 ? x.toFixed(0) : x.toFixed(d === undefined ? 3 : d);
 }
-function tick(x, span) {  // enough decimals to tell the 4 grid steps of ``span`` apart
-  const digits = Math.max(0, Math.min(6, Math.ceil(-Math.log10(span / 4)) + 1));
-  return x.toFixed(digits);
-}
 
 function drawChart(chart) {
-  const W = 420, H = 230, L = 48, R = 10, T = 22, B = 56;
+  const W = 420, H = 230, L = 56, R = 10, T = 22, B = 56;
   const svg = sv("svg", {class: "chart", width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-title": chart.title});
   svg.appendChild(sv("text", {x: L, y: 14, class: "title"}, chart.title));
   const pts = chart.series.flatMap(s => s.points);
   if (!pts.length) return svg;
   let [x0, x1] = [Math.min(...pts.map(p => p[0])), Math.max(...pts.map(p => p[0]))];
-  let [y0, y1] = [Math.min(...pts.map(p => p[1])), Math.max(...pts.map(p => p[1]))];
   if (x0 === x1) { x0 -= 1; x1 += 1; }
-  if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
-  const pad = 0.05 * (y1 - y0); y0 -= pad; y1 += pad;
+  const [y0, y1] = [chart.axis.min, chart.axis.max];  // the y axis and its labels are data.axis()'s
   const X = x => L + (x - x0) / (x1 - x0) * (W - L - R);
   const Y = y => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
   svg.appendChild(sv("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#aab"}));
   svg.appendChild(sv("line", {x1: L, y1: T, x2: L, y2: H - B, stroke: "#aab"}));
-  for (let i = 0; i <= 4; i++) {
-    const yv = y0 + (y1 - y0) * i / 4;
+  for (const [yv, label] of chart.axis.ticks) {
     svg.appendChild(sv("line", {x1: L, y1: Y(yv), x2: W - R, y2: Y(yv), stroke: "#eef0f3"}));
-    svg.appendChild(sv("text", {x: L - 4, y: Y(yv) + 3, "text-anchor": "end"}, tick(yv, y1 - y0)));
+    svg.appendChild(sv("text", {x: L - 4, y: Y(yv) + 3, "text-anchor": "end", class: "ytick"}, label));
   }
   const xstep = Math.max(1, Math.ceil((x1 - x0) / 6));  // steps are integers: whole-step ticks only
   for (let xv = Math.ceil(x0); xv <= x1; xv += xstep)
@@ -138,7 +131,8 @@ function renderCharts() {
     box.replaceChildren();
     const m = pick.value;
     if (!m) return;
-    box.appendChild(drawChart({title: m, series: [{name: m, points: D.metrics.filter(r => m in r).map(r => [r.step, r[m]])}]}));
+    box.appendChild(drawChart({title: m, axis: D.axes[m],
+                               series: [{name: m, points: D.metrics.filter(r => m in r).map(r => [r.step, r[m]])}]}));
   };
   pick.addEventListener("change", show);
   if (names.length) { pick.value = names.includes("reward/mean") ? "reward/mean" : names[0]; show(); }
@@ -251,8 +245,8 @@ def render(data: RunData, output: str | os.PathLike | None = None) -> str:
     """The report page of ``data``; links to the run's files are relative
     to where ``output`` (default ``<run_dir>/report.html``) will be."""
     where = Path(output).resolve().parent if output else data.run_dir.resolve()
-    payload = {"metrics": data.metrics, "charts": data.charts, "trajectories": data.trajectories,
-               "first_last": data.first_last}
+    payload = {"metrics": data.metrics, "charts": data.charts, "axes": data.axes,
+               "trajectories": data.trajectories, "first_last": data.first_last}
     blob = dumps_utf8(finite(payload), allow_nan=False).replace("<", "\\u003c")
     shown, total = len(data.trajectories), data.total_trajectories
     what = {"train": "training run", "eval": "evaluation", "empty": "run directory"}[data.kind]
@@ -285,7 +279,11 @@ def render(data: RunData, output: str | os.PathLike | None = None) -> str:
                 ("training", "Optimisation: KL, entropy, length, clipping", ""),
                 ("monitoring", "Reward hacking: gap and hack signals", "gap = training reward - strict score "
                  "(widening: the policy learns the grader, not the task); hack signals: fraction of each "
-                 "env's episodes showing the signature (docs/monitoring.md).")):
+                 "env's episodes showing the signature (docs/monitoring.md)."),
+                ("schedule", "Schedule: sampling weights, held-out by domain, forgetting", "How often each env "
+                 "and each domain was drawn (schedule=adaptive moves it; the weights of a step sum to 1), the "
+                 "held-out reward per domain (its envs' latest values), and each held-out curve's drop "
+                 "from its best with the forgetting alarm's alerts (docs/training.md).")):
             if group in groups:
                 parts.append(f"<section><h2>{_e(title)}</h2><p class='muted'>{_e(blurb)}</p>"
                              f"<div class='charts' id='charts-{group}'></div></section>")
@@ -313,7 +311,8 @@ def render(data: RunData, output: str | os.PathLike | None = None) -> str:
         s0, s1 = data.first_last_steps or (None, None)
         parts.append(f"<section id='first-last'><h2>Held-out: first eval (step {s0}) vs last (step {s1})</h2>"
                      "<p class='muted'>The same held-out tasks (group and sample); the policy's last answer "
-                     f"and the episode reward at each. Up to {len(data.first_last)} tasks.</p>"
+                     "and the episode reward at each, the tasks whose reward changed most first. "
+                     f"{len(data.first_last)} tasks.</p>"
                      "<div class='scroll'><table><thead><tr><th>task</th><th>first</th><th>last</th></tr>"
                      "</thead><tbody id='fl-body'></tbody></table></div></section>")
     parts.append(f"</main><script type='application/json' id='report-data'>{blob}</script>"
