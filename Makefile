@@ -3,6 +3,7 @@
 #               four-domain mixture), then evaluate it on the held-out splits
 #   make demo-real   the real-model recipe: SmolLM2-135M-Instruct post-trained by GRPO
 #               on CPU, then its held-out eval (RUN_DIR=runs/demo-real, ~28 min)
+#   make demo-instruct   the same recipe on instruction following (RUN_DIR=runs/demo-instruct)
 #   make test   lint + the whole test suite (slow tests included); it also
 #               installs the test-only plugins of tests/plugins, which
 #               `make install` leaves out
@@ -31,16 +32,14 @@ CORE_EXTRAS := [train,openai,data,dev]
 # at the versions tested; trl comes with the dev extra. verl and verifiers go in
 # with --no-deps: their metadata caps transformers (verl), openai and mcp
 # (verifiers) below what vllm and our extras install, and both run on the newer
-# ones; PEER_IMPORTS is what their modules we use import. hydra-ray-launcher
-# (hydra/launcher=cluster_ray, tested in tests/scaleout) would downgrade cloudpickle.
-PEERS := skyrl-gym==0.4.0
+# ones; the core's extras of the same names (setup.cfg, the one list) hold skyrl-gym
+# and what the verl and verifiers modules we use import, as docs/integrations.md
+# installs them. hydra-ray-launcher (hydra/launcher=cluster_ray, tested in
+# tests/scaleout) would downgrade cloudpickle.
+PEER_EXTRAS := [skyrl,verl,verifiers]
 PEERS_NO_DEPS := verl==0.9.1 verifiers==0.4.0 hydra-ray-launcher==1.2.2
-PEER_IMPORTS := ray==2.60.0 tensordict==0.15.3 codetiming==1.4.0 orjson==3.13.0 \
-	pylatexenc==2.11 torchdata==0.11.0 "prime-pydantic-config[toml]==0.4.3" \
-	renderers==0.1.12 prime-sandboxes==0.5.1 prime-tunnel==0.1.15 prime-runs==0.1.4 \
-	tenacity==9.2.1 tomli-w==1.2.0
 
-.PHONY: install test-fixtures demo demo-real test lint bench clean
+.PHONY: install test-fixtures demo demo-real demo-instruct test lint bench clean
 
 install: $(VENV)/.installed
 
@@ -74,6 +73,16 @@ demo-real: install
 		policy.max_new_tokens=64 policy.gpu_memory_utilization=0.15 num_tasks=128 k=4 concurrency=256 \
 		hydra.run.dir=$(RUN_DIR)/eval
 
+# the instruct recipe (docs/instruct.md#training-a-real-model): the real-model recipe on mixture=instruct
+# (conf/recipe/smollm2_instruct_cpu.yaml), then gym-llm-eval of the result on the held-out generated
+# instruct tasks, strict and loose (envs=instruct), 4 samples each. ARGS: more training overrides.
+demo-instruct: RUN_DIR = runs/demo-instruct
+demo-instruct: install
+	$(BIN)/gym-llm-train recipe=smollm2_instruct_cpu hydra.run.dir=$(RUN_DIR) $(ARGS)
+	$(BIN)/gym-llm-eval checkpoint=$(RUN_DIR) envs=instruct policy=vllm policy.temperature=0.7 \
+		policy.max_new_tokens=160 policy.gpu_memory_utilization=0.15 num_tasks=128 k=4 concurrency=256 \
+		hydra.run.dir=$(RUN_DIR)/eval
+
 lint: install
 	$(BIN)/ruff check .
 
@@ -84,7 +93,7 @@ test-fixtures: install $(VENV)/.peers $(VENV)/.browser
 # constraints, so a peer can add packages but never move torch, vllm or transformers
 $(VENV)/.peers: $(VENV)/.installed
 	$(BIN)/pip freeze --exclude-editable > $(VENV)/constraints.txt
-	$(BIN)/pip install -q -c $(VENV)/constraints.txt $(PEERS) $(PEER_IMPORTS)
+	$(BIN)/pip install -q -c $(VENV)/constraints.txt -e ".$(PEER_EXTRAS)"
 	$(BIN)/pip install -q --no-deps $(PEERS_NO_DEPS)
 	touch $@
 

@@ -4,7 +4,7 @@
 verifiers imports a taskset by a top-level module name (it cannot name a
 submodule), so this module is that name for
 :mod:`gym_llm.apps.integrations.verifiers`, which holds everything (install the
-``gym-llm[verifiers]`` extra).
+``gym-llm[verifiers]`` extra, then ``pip install --no-deps verifiers==0.4.0``).
 """
 
 from gym_llm.apps.integrations.verifiers import *  # noqa: F403

@@ -1,8 +1,8 @@
 """``gym-llm``: list, describe, play and check environments; report on runs; serve an env.
 
-    gym-llm list [--json]
-    gym-llm describe math/Arithmetic-v0
-    gym-llm play math/Arithmetic-v0 [--split heldout] [--seed 0]
+    gym-llm list [--domain math] [--json]
+    gym-llm describe math/Arithmetic-v0 [KEY=VALUE ...]      # env kwargs, e.g. format_weight=0.2
+    gym-llm play math/Arithmetic-v0 [--split heldout] [--seed 0] [KEY=VALUE ...]
     gym-llm doctor [--json]
     gym-llm report RUN_DIR [-o FILE]          # one self-contained HTML page of a training or eval run
     gym-llm compare EVAL_DIR_A EVAL_DIR_B     # which tasks flipped between two gym-llm-eval runs
@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 import gym_llm
+from gym_llm.apps.env_kwargs import parse_env_kwargs
 from gym_llm.envs.parsing import message_text
 from gym_llm.envs.registry import call_each, registry
 
@@ -34,6 +35,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         {"id": s.id, "domain": s.domain, "plugin": s.plugin, "description": s.description}
         for s in (gym_llm.spec(i) for i in gym_llm.list_envs())
     ]
+    if args.domain is not None:
+        domains = sorted({r["domain"] for r in rows})
+        if args.domain not in domains:
+            console.print(f"[red]error:[/red] no domain {args.domain!r}; the domains are {', '.join(domains)}",
+                          highlight=False)
+            return 2
+        rows = [r for r in rows if r["domain"] == args.domain]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -57,9 +65,36 @@ def _show_messages(messages: list[dict[str, Any]], limit: int | None = 2000) -> 
         console.print(text, markup=False, highlight=False)
 
 
+class _BadEnvKwargs(Exception):
+    """The env refused the command line's kwargs (exit 2, no traceback)."""
+
+
+def _env_kwargs(args: argparse.Namespace, *reserved: str) -> dict[str, Any]:
+    """The command's ``KEY=VALUE`` env kwargs (:class:`_BadEnvKwargs` naming a
+    malformed one, or one that an option of the command sets)."""
+    try:
+        kwargs = parse_env_kwargs(args.env_kwargs)
+    except ValueError as e:
+        raise _BadEnvKwargs(str(e)) from None
+    for key in reserved:
+        if key in kwargs:
+            raise _BadEnvKwargs(f"env kwarg {key!r}: use --{key.replace('_', '-')}")
+    return kwargs
+
+
+def _make(env_id: str, **kwargs: Any) -> Any:
+    """``gym_llm.make``; kwargs the env rejects raise :class:`_BadEnvKwargs`."""
+    gym_llm.spec(env_id)  # an unknown id is UnknownEnvError, not a kwargs error
+    try:
+        return gym_llm.make(env_id, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise _BadEnvKwargs(f"cannot make {env_id} with {kwargs}: {e}") from e
+
+
 def cmd_describe(args: argparse.Namespace) -> int:
     s = gym_llm.spec(args.env_id)
-    env = gym_llm.make(args.env_id, seed=args.seed)
+    kwargs = _env_kwargs(args, "seed")
+    env = _make(args.env_id, seed=args.seed, **kwargs)
     obs, info = env.reset(seed=args.seed)
     _, _, _, _, step_info = env.step("")
     base = env.unwrapped
@@ -67,15 +102,23 @@ def cmd_describe(args: argparse.Namespace) -> int:
     console.print(s.description or "(no description)")
     console.print(f"entry point: {s.entry_point}")
     console.print(f"default kwargs: {json.dumps(s.kwargs, default=str)}")
+    if kwargs:
+        console.print(f"kwargs given: {json.dumps(kwargs, default=str)}", highlight=False)
     sizes = {}
+    split_kwargs = {k: v for k, v in kwargs.items() if k != "split"}
     for split in ("train", "heldout"):
         try:
-            sizes[split] = gym_llm.make(args.env_id, split=split).unwrapped.num_tasks
+            sizes[split] = gym_llm.make(args.env_id, split=split, **split_kwargs).unwrapped.task_set.describe_size(split)
         except Exception as e:  # a split can legitimately be unavailable (dataset envs)
             sizes[split] = f"unavailable ({e})"
     console.print(f"split sizes: {sizes}")
     console.print(f"max_turns: {base.max_turns}")
-    console.print(f"reward components: {sorted(step_info.get('reward_components', {}))}")
+    components = sorted(step_info.get("reward_components", {}))
+    console.print(f"reward components: {components}")
+    formula = base.reward_formula()
+    console.print(f"reward: {formula}" if formula is not None else
+                  f"reward: not stated by the env (LLMEnv.reward_formula); its components are {components}",
+                  highlight=False)
     tools = info.get("tools")
     console.print(f"tools: {[t['function']['name'] for t in tools] if tools else None}")
     console.print("[bold]sample prompt[/bold]")
@@ -94,7 +137,7 @@ def _read_turn(prompt: str) -> str | None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    env = gym_llm.make(args.env_id, split=args.split, seed=args.seed)
+    env = _make(args.env_id, split=args.split, seed=args.seed, **_env_kwargs(args, "split", "seed"))
     options = {"task_index": args.task_index} if args.task_index is not None else None
     obs, info = env.reset(seed=args.seed, options=options)
     console.print(f"[bold]{info['env_id']}[/bold] task {info['task_id']} ({info['split']}, max_turns {info['max_turns']})")
@@ -233,15 +276,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve_main(args.serve_args)
 
 
+#: Help of the ``KEY=VALUE`` arguments (``gym_llm.apps.env_kwargs`` reads them, as for ``serve``).
+ENV_KWARGS_HELP = "env kwargs, values read as YAML scalars (e.g. difficulty=0.5 max_turns=3), as gym-llm serve takes"
+
+#: The commands that take ``KEY=VALUE`` env kwargs, anywhere after the env id.
+WITH_ENV_KWARGS = ("describe", "play")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gym-llm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("list", help="list registered environments")
+    s.add_argument("--domain", default=None, help="only this domain's environments (e.g. math)")
     s.add_argument("--json", action="store_true", help="print a JSON list of {id, domain, plugin, description}")
     s.set_defaults(func=cmd_list)
-    s = sub.add_parser("describe", help="describe one environment")
+    s = sub.add_parser("describe", help="describe one environment: splits, tools, how its reward is computed")
     s.add_argument("env_id")
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("env_kwargs", nargs="*", metavar="KEY=VALUE", help=ENV_KWARGS_HELP)
     s.set_defaults(func=cmd_describe)
     s = sub.add_parser("play", help="play an episode in the terminal, typing the assistant turns")
     s.add_argument("env_id")
@@ -249,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=None)
     s.add_argument("--task-index", type=int, default=None)
     s.add_argument("--show-answer", action="store_true", help="print the gold answer at the end")
+    s.add_argument("env_kwargs", nargs="*", metavar="KEY=VALUE", help=ENV_KWARGS_HELP)
     s.set_defaults(func=cmd_play)
     s = sub.add_parser("doctor", help="check the installation: torch, GPU, vLLM, nsjail, plugins")
     s.add_argument("--json", action="store_true")
@@ -272,17 +325,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one ``gym-llm`` command; its exit status (2: unknown env id, 130:
-    stopped with Ctrl-C, e.g. in the middle of ``play``)."""
+    """Run one ``gym-llm`` command; its exit status (2: unknown env id or
+    domain, env kwargs the env refuses; 130: stopped with Ctrl-C, e.g. in the
+    middle of ``play``)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:  # its own parser reads the rest (argparse's REMAINDER drops a leading --help)
         args = argparse.Namespace(func=cmd_serve, serve_args=argv[1:])
     else:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        # KEY=VALUE may follow options (argparse stops filling a positional list at the first option)
+        args, extra = parser.parse_known_args(argv)
+        if extra and args.command in WITH_ENV_KWARGS and not any(x.startswith("-") for x in extra):
+            args.env_kwargs += extra
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args)
     except gym_llm.UnknownEnvError as e:
         console.print(f"[red]error:[/red] {e}")
+        return 2
+    except _BadEnvKwargs as e:
+        console.print(f"[red]error:[/red] {e}", highlight=False)
         return 2
     except KeyboardInterrupt:  # Ctrl-C is how a user leaves `play`: no traceback
         console.print("\ninterrupted")

@@ -29,7 +29,14 @@ from gym_llm.envs.parsing import (
     message_text,
     refused_arguments,
 )
-from gym_llm.envs.rewards import RewardFn, RewardResult, as_result, call_reward
+from gym_llm.envs.rewards import (
+    RewardFn,
+    RewardResult,
+    WeightedSum,
+    as_result,
+    attempt_discounted,
+    call_reward,
+)
 from gym_llm.envs.spaces import AssistantTurn, ChatMessages
 from gym_llm.envs.tasks import Task, TaskSet, as_task_set, check_split
 
@@ -308,6 +315,15 @@ class LLMEnv(gymnasium.Env[list, Any]):
             self._sync_runner = asyncio.Runner()
         return run_sync(self.arespond(message), self._sync_runner)
 
+    def reward_formula(self) -> str | None:
+        """How this env computes its reward, one line naming each reward
+        component (the keys of ``info["reward_components"]``) with its weight,
+        e.g. ``"0.8 * correct + 0.2 * format"``, and what scales it (attempt
+        discounts, penalties); ``gym-llm describe`` shows it. ``None`` (the
+        default): the env does not state it. An env states it for the kwargs
+        it was made with, so it can differ between instances."""
+        return None
+
     def close(self) -> None:
         if self._sync_runner is not None:
             self._sync_runner.close()
@@ -504,6 +520,20 @@ class SingleTurnEnv(LLMEnv):
     def feedback(self, result: RewardResult) -> str:
         """The user message sent after a failed attempt."""
         return self.feedback_text
+
+    def score_formula(self) -> str | None:
+        """One attempt's score as :meth:`reward_formula` states it, before the
+        attempt discount: a :class:`~gym_llm.envs.rewards.WeightedSum`
+        ``reward_fn`` states its own; ``None`` otherwise (subclasses override)."""
+        return self.reward_fn.formula if isinstance(self.reward_fn, WeightedSum) else None
+
+    def reward_formula(self) -> str | None:
+        """:meth:`score_formula`, times ``attempt_discount ** k`` for attempt k
+        when attempts are discounted."""
+        score = self.score_formula()
+        if score is None or self.max_turns == 1 or self.attempt_discount == 1.0:
+            return score
+        return attempt_discounted(score, self.attempt_discount)
 
     def respond(self, message: dict[str, Any]) -> Turn:
         return self._judge(self.score(self.reward_fn, message_text(message)))

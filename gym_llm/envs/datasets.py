@@ -17,7 +17,9 @@ dataset has splits of its own: ours map to theirs through :data:`HF_SPLITS`.
 A file that exists but cannot be read raises :class:`DatasetFileError`, whose
 message names the file (and, for a malformed JSON Lines row, the line) and
 the reason; a source that is neither a file, a folder nor a hub name raises
-``FileNotFoundError``. ``pyarrow`` and ``datasets`` are imported only when a
+``FileNotFoundError`` at once, without asking the hub
+(:func:`local_path_reason` is the rule for what is a local path; ``~`` is
+expanded). ``pyarrow`` and ``datasets`` are imported only when a
 source needs them.
 """
 
@@ -34,7 +36,7 @@ from typing import Any
 from .jsonio import parse_jsonl
 from .tasks import check_split
 
-__all__ = ["read_rows", "DatasetFileError", "HF_SPLITS", "FILE_TYPES"]
+__all__ = ["read_rows", "local_path_reason", "DatasetFileError", "HF_SPLITS", "FILE_TYPES", "DATA_FILE_ENDINGS"]
 
 #: The Hugging Face split read for each of our splits (folders, hub names).
 HF_SPLITS: dict[str, str] = {"train": "train", "heldout": "test"}
@@ -43,8 +45,12 @@ HF_SPLITS: dict[str, str] = {"train": "train", "heldout": "test"}
 FILE_TYPES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
 
 #: What a hub name looks like (``name`` or ``owner/name``); any other missing
-#: path is a file that is not there.
+#: path is a file that is not there (:func:`local_path_reason`).
 _HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+
+#: Endings of data files (ours and other tools'): a missing source ending so is
+#: a file, never a hub name (hub names hold dots too, e.g. ``AI-MO/NuminaMath-1.5``).
+DATA_FILE_ENDINGS = (*FILE_TYPES, ".gz", ".zst", ".xz", ".bz2", ".zip", ".csv", ".tsv", ".txt", ".arrow")
 
 
 class DatasetFileError(ValueError):
@@ -78,16 +84,36 @@ def read_rows(
     ``ImportError`` when the source needs ``pyarrow`` or ``datasets`` and it
     is not installed.
     """
-    path = os.fspath(source)
+    path = os.path.expanduser(os.fspath(source))
     hf_split = {**HF_SPLITS, **(hf_splits or {})}[check_split(split)]
     if os.path.isfile(path):
         return _objects(path, _read_file(path))
     if os.path.isdir(path):
         return _read_folder(path, hf_split, hf_config)
-    if not _HUB_NAME.fullmatch(path) or path.lower().endswith((*FILE_TYPES, ".gz")):
-        raise FileNotFoundError(f"no dataset file or folder {path!r}")
+    local = local_path_reason(path)
+    if local:
+        raise FileNotFoundError(f"no dataset file or folder {path!r} (read as a local path, not a Hugging Face "
+                                f"hub name: {local})")
     datasets = _import("datasets", f"{path!r} is not a file; reading it as a Hugging Face dataset")
     return [dict(row) for row in datasets.load_dataset(path, hf_config, split=hf_split)]
+
+
+def local_path_reason(path: str) -> str | None:
+    """Why the missing source ``path`` is a local path rather than a Hugging
+    Face hub name (``None``: it may be a hub name, and only then is the hub
+    asked). The rule: a hub name is ``name`` or ``owner/name`` (letters,
+    digits, ``_``, ``.``, ``-``); a source is local when it is not of that
+    form (``./x``, ``../x``, ``/abs``, ``~/x``, ``a/b/c``), ends as a data file
+    does (:data:`DATA_FILE_ENDINGS`), or its first part is a folder that exists
+    here (``data/nope`` beside a ``data/`` folder)."""
+    if not _HUB_NAME.fullmatch(path):
+        return "a hub name is NAME or OWNER/NAME"
+    if path.lower().endswith(DATA_FILE_ENDINGS):
+        return "it ends as a data file does"
+    owner, sep, _ = path.partition("/")
+    if sep and os.path.isdir(owner):
+        return f"{owner}/ is a folder here"
+    return None
 
 
 def _read_file(path: str) -> list[Any]:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RewardResult", "RewardFn", "as_result", "WeightedSum", "Gate", "call_reward"]
+__all__ = ["RewardResult", "RewardFn", "as_result", "WeightedSum", "Gate", "call_reward", "attempt_discounted"]
 
 
 @dataclass
@@ -78,6 +78,13 @@ def _merge(result: RewardResult, name: str, into: RewardResult) -> None:
             into.info.setdefault(k, v)
 
 
+def attempt_discounted(score_formula: str, discount: float) -> str:
+    """A reward formula (:meth:`~gym_llm.envs.core.LLMEnv.reward_formula`)
+    whose attempt ``k`` (0-based) earns ``discount ** k`` times one attempt's
+    ``score_formula``: the one wording for every env with retries."""
+    return f"({score_formula}) * {discount:g}^k on attempt k = 0, 1, ..."
+
+
 class WeightedSum:
     """``score = sum(weight[name] * part(task, response).score)``.
 
@@ -94,6 +101,12 @@ class WeightedSum:
             raise ValueError(f"weights name unknown parts: {sorted(unknown)}")
         self.parts = dict(parts)
         self.weights = {name: float(weights.get(name, 1.0)) for name in parts}
+
+    @property
+    def formula(self) -> str:
+        """The sum as text, e.g. ``"0.1 * format + 0.9 * correct"`` (what
+        :meth:`~gym_llm.envs.core.SingleTurnEnv.score_formula` states)."""
+        return " + ".join(f"{weight:g} * {name}" for name, weight in self.weights.items())
 
     def __call__(self, task: Any, response: Any) -> RewardResult:
         out = RewardResult(0.0)

@@ -115,6 +115,37 @@ def test_a_missing_file_is_file_not_found(tmp_path):
             read_rows(missing)
 
 
+def test_a_missing_local_path_says_so_at_once_without_the_hub(tmp_path, monkeypatch):
+    """Issue 38, item 7: ``path: {train: data/nope.jsonl}`` asked the hub for
+    27 s, then ConnectionError. Each source here is missing and local by the
+    rule of local_path_reason; none may reach the datasets library."""
+    import time
+
+    import gym_llm
+    from gym_llm.envs.datasets import local_path_reason
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    monkeypatch.setitem(sys.modules, "datasets", None)  # the hub reader: any use of it fails differently
+    started = time.monotonic()
+    for source, why in [("data/nope.jsonl", "ends as a data file"), ("data/nope", "data/ is a folder here"),
+                        ("nope.csv", "ends as a data file"), ("./nope", "NAME or OWNER/NAME"),
+                        ("a/b/c", "NAME or OWNER/NAME")]:
+        with pytest.raises(FileNotFoundError, match=f"no dataset file or folder .*{re.escape(why)}"):
+            read_rows(source)
+    with pytest.raises(FileNotFoundError, match="'data/nope.jsonl'"):
+        gym_llm.make("math/Dataset-v0", path={"train": "data/nope.jsonl"}).reset(seed=0)
+    assert time.monotonic() - started < 5
+    for hub_name in ("openai/gsm8k", "AI-MO/NuminaMath-1.5", "gsm8k"):
+        assert local_path_reason(hub_name) is None
+
+
+def test_a_home_relative_path_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _write(tmp_path / "d.jsonl", ROWS)
+    assert read_rows("~/d.jsonl") == ROWS
+
+
 def test_unknown_split_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown split"):
         read_rows(_write(tmp_path / "d.jsonl", ROWS), "validation")

@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-# make test installs verl (the Makefile's PEERS): a missing verl fails here
+# make test installs verl (the Makefile's PEERS_NO_DEPS): a missing verl fails here
 import verl.experimental.agent_loop  # noqa: F401
 
 import gym_llm

@@ -1,7 +1,8 @@
 """gym-llm environments inside other trainers.
 
 One thin module per peer, each importing its peer package lazily (install
-the matching extra, e.g. ``pip install gym-llm[trl]``):
+the matching extra, e.g. ``pip install -e ./sandbox -e ".[trl]"`` from a
+checkout; docs/integrations.md gives each peer's command):
 
 * :mod:`gym_llm.apps.integrations.trl`: datasets, reward functions,
   ``environment_factory`` and ``rollout_func`` for TRL's ``GRPOTrainer``;

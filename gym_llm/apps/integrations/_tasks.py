@@ -22,6 +22,12 @@ Stable API (the TRL, verl, SkyRL and verifiers adapters are built on it):
 * :func:`error_score`: the lowest reward (0.0) with a reason, for input that
   cannot even name a task (missing columns, unknown id); adapters return it
   instead of raising inside a peer's training loop.
+* :func:`bad_task_score`, :func:`on_row_task` / :func:`aon_row_task`: the one
+  rule for a row that names a task the env does not have (a ``task_index``
+  out of range, ``env_kwargs`` the env rejects): making the env or resetting
+  it onto the task raised, so the row scores :func:`error_score` with a reason
+  naming the task and the env's error. Every adapter (TRL, verl, SkyRL,
+  verifiers) follows it: a bad row never raises in a peer's loop.
 * ``POOL``: the adapters' :class:`~gym_llm.runtime.pool.EnvPool`, for those
   that hold an env for a whole episode (``POOL.take(ref)`` / ``POOL.give(ref,
   env)``) or play one on a task (``POOL.aon_task``).
@@ -33,9 +39,10 @@ are built once).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from gym_llm.envs.core import LLMEnv
 from gym_llm.envs.registry import make, spec
@@ -44,8 +51,11 @@ from gym_llm.runtime.pool import EnvPool
 
 __all__ = [
     "TASK_COLUMNS", "TaskColumnError", "TaskRef", "Score", "task_rows", "score", "ascore",
-    "score_row", "score_rows", "error_score", "canonical_kwargs", "completion_turn", "LOWEST_REWARD", "POOL",
+    "score_row", "score_rows", "error_score", "bad_task_score", "on_row_task", "aon_row_task", "canonical_kwargs",
+    "completion_turn", "LOWEST_REWARD", "POOL",
 ]
+
+T = TypeVar("T")
 
 #: What a completion earns when no task could be scored at all. Every env's
 #: rewards are >= 0, so this is the lowest reward there is.
@@ -83,8 +93,57 @@ def error_score(reason: str) -> Score:
     return Score(LOWEST_REWARD, {}, reason, reason, info={"reason": reason, "reward_error": reason})
 
 
+def bad_task_score(ref: TaskRef, error: Exception) -> Score:
+    """The lowest reward for a row whose task the env does not have: making
+    the env with the row's kwargs, or resetting it onto the row's task, raised
+    ``error``. The reason names the task (id, split, task index, kwargs) and
+    the env's error."""
+    kwargs = json.dumps(dict(ref.kwargs), sort_keys=True, default=repr)
+    return error_score(f"no such task: {ref.env_id} split={ref.split!r} task_index={ref.task_index} "
+                       f"env_kwargs={kwargs} ({type(error).__name__}: {error})")
+
+
 #: The adapters' env instances.
 POOL = EnvPool()
+
+
+def on_row_task(ref: TaskRef, act: Callable[[LLMEnv, dict[str, Any]], T],
+                on_bad: Callable[[Score], T]) -> T:
+    """``POOL.on_task(ref, act)``, except that a task the env does not have
+    (making the env or the reset raised: see :func:`bad_task_score`) gives
+    ``on_bad(bad_task_score(...))`` instead of raising. What ``act`` raises is
+    raised (``env.step`` itself never raises on a bad action)."""
+    acted = False
+
+    def tracked(env: LLMEnv, info: dict[str, Any]) -> T:
+        nonlocal acted
+        acted = True
+        return act(env, info)
+
+    try:
+        return POOL.on_task(ref, tracked)
+    except Exception as e:
+        if acted:
+            raise
+        return on_bad(bad_task_score(ref, e))
+
+
+async def aon_row_task(ref: TaskRef, act: Callable[[LLMEnv, dict[str, Any]], Awaitable[T]],
+                       on_bad: Callable[[Score], T]) -> T:
+    """Async :func:`on_row_task` (``POOL.aon_task``)."""
+    acted = False
+
+    async def tracked(env: LLMEnv, info: dict[str, Any]) -> T:
+        nonlocal acted
+        acted = True
+        return await act(env, info)
+
+    try:
+        return await POOL.aon_task(ref, tracked)
+    except Exception as e:
+        if acted:
+            raise
+        return on_bad(bad_task_score(ref, e))
 
 
 def task_rows(env_id: str, split: str = "train", n: int = 1, seed: int = 0,
@@ -129,10 +188,15 @@ def _as_score(step: tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any
                  str(error) if error else None, bool(terminated), bool(truncated), list(obs), info)
 
 
+def _same(s: Score) -> Score:
+    return s
+
+
 def score(ref: TaskRef, completion: Any) -> Score:
     """Reset the env on ``ref``'s task and step it with ``completion`` (see
-    :func:`completion_turn`): exactly ``env.step``'s reward and info."""
-    return POOL.on_task(ref, lambda env, _: _as_score(env.step(completion_turn(completion))))
+    :func:`completion_turn`): exactly ``env.step``'s reward and info; a task
+    the env does not have gets :func:`bad_task_score`."""
+    return on_row_task(ref, lambda env, _: _as_score(env.step(completion_turn(completion))), _same)
 
 
 async def ascore(ref: TaskRef, completion: Any) -> Score:
@@ -140,14 +204,15 @@ async def ascore(ref: TaskRef, completion: Any) -> Score:
     async def step(env: LLMEnv, _: dict[str, Any]) -> Score:
         return _as_score(await env.astep(completion_turn(completion)))
 
-    return await POOL.aon_task(ref, step)
+    return await aon_row_task(ref, step, _same)
 
 
 def score_row(row: Mapping[str, Any], completion: Any, *, env_id: str | None = None,
               env_kwargs: Mapping[str, Any] | str | None = None) -> Score:
     """:func:`score` on the task ``row`` names; a row that names none (see
-    :meth:`TaskRef.from_row`) or an unknown env id gets :func:`error_score`
-    with the reason, so a peer's training loop never crashes on one bad row."""
+    :meth:`TaskRef.from_row`), an unknown env id or a task the env does not
+    have (:func:`bad_task_score`) gets :func:`error_score` with the reason, so
+    a peer's training loop never crashes on one bad row."""
     try:
         ref = TaskRef.from_row(row, env_id=env_id, env_kwargs=env_kwargs)
     except TaskColumnError as e:

@@ -26,9 +26,10 @@ extras=<the row's other columns>)``. ``env_config`` (SkyRL's
 (the row's own ``env_kwargs`` win key by key) and may name the ``env_id`` of
 rows that name none (the generic ``"gym_llm"`` over a one-env dataset).
 
-A row that names no task (a missing or malformed column, an unknown id)
-does not crash SkyRL's generator: its episode ends at the first step with
-the lowest reward, ``metadata["reward_error"]`` naming the column or value.
+A row that names no task (a missing or malformed column, an unknown id, a
+task index or env kwargs the env does not have) does not crash SkyRL's
+generator: its episode ends at the first step with the lowest reward,
+``metadata["reward_error"]`` naming the column or value.
 SkyRL's own ``extras["max_turns"]`` is ignored: the env's ``max_turns`` (an
 env kwarg) decides when the episode ends, as in our own rollouts.
 """
@@ -50,6 +51,7 @@ from gym_llm.apps.integrations._tasks import (
     TaskColumnError,
     TaskRef,
     _as_score,
+    bad_task_score,
     error_score,
     task_rows,
 )
@@ -126,8 +128,17 @@ class GymLLMTextEnv(BaseTextEnv):
             return
         # a pooled env: its task set and sandbox are built once, not per trajectory
         # (take/give, not POOL.on_task: the episode spans init, step and close)
-        self.env = POOL.take(self.ref)
+        try:
+            self.env = POOL.take(self.ref)
+        except Exception as e:  # kwargs the env rejects: the one rule, bad_task_score
+            self._bad_task(e)
+            return
         self.max_turns = self.env.unwrapped.max_turns
+
+    def _bad_task(self, error: Exception) -> None:
+        self.task_error = bad_task_score(self.ref, error).reward_error
+        warnings.warn(f"gym_llm SkyRL env: {self.task_error}; the episode scores the lowest reward",
+                      RuntimeWarning, stacklevel=3)
 
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Reset the env on the row's task and return its prompt messages and
@@ -136,7 +147,13 @@ class GymLLMTextEnv(BaseTextEnv):
         self.turns = 0
         if self.env is None:
             return list(prompt), {"reward_error": self.task_error}
-        return self.ref.reset(self.env)
+        try:
+            return self.ref.reset(self.env)
+        except Exception as e:  # a task index the env does not have
+            POOL.discard(self.env)
+            self.env = None
+            self._bad_task(e)
+            return list(prompt), {"reward_error": self.task_error}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         """One ``env.step(action)``; ``observations`` are the env's new messages."""

@@ -39,8 +39,10 @@ from gym_llm.apps.integrations._tasks import (
     Score,
     TaskColumnError,
     TaskRef,
+    bad_task_score,
     canonical_kwargs,
     completion_turn,
+    error_score,
     score_row,
     task_rows,
 )
@@ -175,15 +177,25 @@ class GymLLMToolEnvironment:
     def reset(self, **row: Any) -> None:
         """Reset the environment on the task ``row`` names (the
         :func:`dataset` columns). The row's prompt is already the env's, so
-        nothing is appended to it."""
-        ref = TaskRef.from_row(row, env_id=self._env_id, env_kwargs=self._env_kwargs)
-        if self._env is None or (self._ref is not None and ref.env_key != self._ref.env_key):
-            if self._env is not None:
-                self._env.close()
-            self._env = ref.make()
-        self._ref = ref
-        ref.reset(self._env)
+        nothing is appended to it. A row that names no task the env has never
+        raises: the episode is over at once (tool calls answer an error) and
+        :attr:`score` is the lowest reward with the reason."""
         self._calls, self._reward, self._done, self.score = 0, 0.0, False, None
+        try:
+            ref = TaskRef.from_row(row, env_id=self._env_id, env_kwargs=self._env_kwargs)
+        except TaskColumnError as e:
+            self._done, self.score = True, error_score(str(e))
+            return
+        try:
+            if self._env is None or (self._ref is not None and ref.env_key != self._ref.env_key):
+                if self._env is not None:
+                    self._env.close()
+                self._env = None
+                self._env = ref.make()
+            self._ref = ref
+            ref.reset(self._env)
+        except Exception as e:  # a task the env does not have: the adapters' one rule
+            self._done, self.score = True, bad_task_score(ref, e)
 
     def _step(self, action: Any) -> Score:
         if self._env is None:
@@ -200,7 +212,8 @@ class GymLLMToolEnvironment:
 
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
         if self._done:
-            return "Error: the episode has ended; no more tool calls are answered"
+            why = f" ({self.score.reward_error})" if self.score is not None and self.score.reward_error else ""
+            return f"Error: the episode has ended{why}; no more tool calls are answered"
         self._calls += 1
         call = {"id": f"call_{self._calls}", "type": "function",
                 "function": {"name": name, "arguments": json.dumps(arguments)}}

@@ -44,9 +44,10 @@ from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.runtimes import ProgramResult
 
 from gym_llm.apps.integrations._tasks import (
-    POOL,
+    Score,
     TaskRef,
     _as_score,
+    aon_row_task,
     canonical_kwargs,
     completion_turn,
     task_rows,
@@ -185,7 +186,11 @@ async def play(ref: TaskRef, reply: Reply) -> dict[str, Any]:
                 return outcome
             new = score.messages
 
-    return await POOL.aon_task(ref, episode)
+    def bad_task(s: Score) -> dict[str, Any]:  # the adapters' one rule: no raise, the lowest reward
+        outcome.update(reason=s.reason, reward_error=s.reward_error, done=True)
+        return outcome
+
+    return await aon_row_task(ref, episode, bad_task)
 
 
 def _assistant_message(segment: Any) -> dict[str, Any] | None:

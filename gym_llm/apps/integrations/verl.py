@@ -50,8 +50,10 @@ def compute_score(data_source: str, solution_str: Any, ground_truth: Any = None,
     ``solution_str`` on the task ``extra_info`` names, as
     ``{"score", "reason", "reward_error"}``. ``data_source`` is the env id;
     ``ground_truth`` is not read (the env scores against its own task).
-    Missing task fields or an unknown env id score 0.0 with ``reward_error``
-    naming them; extra keyword arguments verl may pass are ignored."""
+    Missing task fields, an unknown env id or a task the env does not have
+    (a ``task_index`` out of range, ``env_kwargs`` it rejects) score 0.0 with
+    ``reward_error`` naming them, never raising; extra keyword arguments verl
+    may pass are ignored."""
     return _verl_result(score_row(dict(extra_info or {}), solution_str, env_id=data_source))
 
 

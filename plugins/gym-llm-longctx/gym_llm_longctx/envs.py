@@ -145,6 +145,10 @@ class LongContextEnv(SingleTurnEnv):
             attempt_discount=attempt_discount, system_prompt=system_prompt, **kwargs,
         )
 
+    def score_formula(self) -> str:
+        """:func:`~gym_llm_longctx.rewards.reward_fn`'s score."""
+        return "max(0, 1 * recall - 1 * hedging_penalty)"
+
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
         """Exact match of the last assistant turn's box
         (:func:`~gym_llm_longctx.rewards.strict_score`)."""

@@ -3,7 +3,7 @@ the ``gym_llm`` entry point, exactly as a user's own package would do it."""
 import random
 import re
 
-from gym_llm import Draft, HackSignal, ProceduralTasks, SingleTurnEnv
+from gym_llm import Draft, HackSignal, ProceduralTasks, SingleTurnEnv, WeightedSum
 from gym_llm.envs.grading import assistant_messages
 from gym_llm.envs.parsing import message_text
 
@@ -23,7 +23,8 @@ def _unreversed(episode) -> bool:
 
 class ReverseEnv(SingleTurnEnv):
     """Reverse a short word. Its grading, all declared here: the training reward
-    (``reward_fn``: the exact reversed word), the strict grader (the default
+    (``reward_fn``: the exact reversed word, the component ``exact``; a
+    ``WeightedSum`` states its formula to ``gym-llm describe``), the strict grader (the default
     ``astrict_score``: the training reward) and its hack signal."""
 
     hack_signals = (HackSignal("unreversed", "the answer is the prompt's word, not reversed", _unreversed,
@@ -33,4 +34,6 @@ class ReverseEnv(SingleTurnEnv):
         tasks = ProceduralTasks(
             f"example-reverse-{length}", lambda rng, d: _draft(rng, d, length), difficulty=difficulty
         )
-        super().__init__(tasks, reward_fn=lambda task, response: float(response.strip() == task.answer), **kwargs)
+        # a WeightedSum states its own formula: `gym-llm describe` shows "1 * exact"
+        exact = WeightedSum({"exact": lambda task, response: float(response.strip() == task.answer)})
+        super().__init__(tasks, reward_fn=exact, **kwargs)
