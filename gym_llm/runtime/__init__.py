@@ -3,6 +3,8 @@ never :mod:`gym_llm.apps`.
 
 =============  ==============================================================
 mixture        ``Mixture``: the one planner (weights, GRPO groups, held-out episodes)
+schedule       ``StaticSchedule`` / ``AdaptiveSchedule``: each step's env weights
+heldout        rotating held-out evals, per-env and per-domain curves, the forgetting alarm
 pool           ``EnvPool``: the one pool of env instances; reset onto a task, then score
 vector         ``VectorLLMEnv`` (``gym_llm.make_vec``): slots over a mixture
 distributed    the same vector env with its instances in Ray actors

@@ -46,17 +46,18 @@ def test_each_config_ships_with_the_app_that_reads_it():
     reads stays the core's, and gym-llm-train composes those groups from there, also when the
     command line replaces ``hydra.searchpath`` (as BASE does) and when it checks override keys."""
     from gym_llm.apps.hydra_app import CONFIG_DIR as SHARED_CONFIG_DIR
-    from gym_llm.apps.hydra_app import check_override_keys
+    from gym_llm.apps.hydra_app import check_overrides
 
-    assert {p.name for p in Path(CONFIG_DIR).iterdir()} == {"train.yaml", "trainer", "mixture", "recipe", "logging"}
+    assert {p.name for p in Path(CONFIG_DIR).iterdir()} == {"train.yaml", "trainer", "mixture", "schedule", "recipe",
+                                                             "logging"}
     assert {p.name for p in Path(SHARED_CONFIG_DIR).iterdir()} == {
         "eval.yaml", "model", "policy", "sandbox", "env_workers", "envs", "hydra"}
     cfg = run_config(compose([*BASE, "model=smollm2-135m-instruct", "sandbox=strict", "env_workers=ray"]))
     assert cfg.mixture.name == "vowels" and cfg.model.name == "smollm2-135m-instruct"
     assert cfg.sandbox["isolation"] == "nsjail" and cfg.env_workers.backend == "ray"
-    check_override_keys(CONFIG_DIR, "train", [*BASE, "hydra/launcher=local", "sandbox=strict", "sandbox.memory_mb=64"])
+    check_overrides(CONFIG_DIR, "train", [*BASE, "hydra/launcher=local", "sandbox=strict", "sandbox.memory_mb=64"])
     with pytest.raises(KeyError, match="did you mean 'sandbox.memory_mb'"):
-        check_override_keys(CONFIG_DIR, "train", [*BASE, "sandbox=strict", "sandbox.memroy_mb=64"])
+        check_overrides(CONFIG_DIR, "train", [*BASE, "sandbox=strict", "sandbox.memroy_mb=64"])
 
 
 def _comparable(rows: list[dict], step: int) -> dict:
@@ -145,10 +146,11 @@ def test_yaml_defaults_match_the_documented_dataclasses():
     the knob tables in docs/training.md tell the truth about a bare run."""
     from dataclasses import asdict
 
-    from gym_llm_trainers.config import LoggingConfig, PolicyConfig, TrainerConfig
+    from gym_llm_trainers.config import LoggingConfig, PolicyConfig, ScheduleConfig, TrainerConfig
 
     cfg = run_config(compose([]))
     assert asdict(cfg.trainer) == asdict(TrainerConfig())
+    assert asdict(cfg.schedule) == asdict(ScheduleConfig())
     assert asdict(cfg.policy) == asdict(PolicyConfig())
     assert asdict(cfg.logging) == asdict(LoggingConfig())
 
@@ -178,7 +180,7 @@ def test_every_knob_is_documented():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text()
     for cls in (config.TrainerConfig, config.SFTConfig, config.CurriculumConfig, config.MonitoringConfig,
                 config.ModelConfig, config.LoraConfig, config.PolicyConfig, config.EnvEntry, config.MixtureConfig,
-                config.LoggingConfig, config.EnvWorkersConfig):
+                config.ScheduleConfig, config.LoggingConfig, config.EnvWorkersConfig):
         for f in dataclasses.fields(cls):
             assert f.metadata.get("help"), f"{cls.__name__}.{f.name} has no help"
             nested = f.name in ("sft", "curriculum", "monitoring", "lora")  # sections of their own

@@ -8,7 +8,10 @@ latest one is found, LoRA's ``model/merged``) is :mod:`gym_llm.apps.runs`, which
 * ``model/``: ``save_pretrained`` of the policy (LoRA: the adapter, plus the
   merged weights in ``model/merged`` so any tool can load it) and tokenizer,
   so ``gym-llm-eval model.path=<run>/checkpoints/step_<N>/model`` evaluates it;
-* ``trainer_state.pt``: optimizer(s), scheduler, critic, curriculum, step;
+* ``trainer_state.pt``: optimizer(s), scheduler, critic, curriculum, the
+  env schedule (``schedule``: an adaptive one's scores and coming weights),
+  the held-out curves and forgetting alarm (``heldout``), the hack alarm,
+  step;
 * ``meta.json``: step and a summary.
 
 It is written under ``checkpoints/.tmp-step_<N>-<pid>/``

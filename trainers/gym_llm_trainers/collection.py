@@ -1,13 +1,16 @@
 """Collection: what a step trains on, and the held-out episodes.
 
-Each step plans its groups over the run's :class:`~gym_llm.runtime.mixture.Mixture`
-(counter based: the draw is a function of ``(seed, "plan", step, round,
+Each step plans its groups over the mixture its
+:class:`~gym_llm.runtime.schedule.Schedule` gives for the step (the run's
+:class:`~gym_llm.runtime.mixture.Mixture` itself under ``schedule=static``;
+counter based: the draw is a function of ``(seed, "plan", step, round,
 rank)``, so a resumed run draws what the uninterrupted run drew), collects
 them through one vector env per split over that mixture (each entry made with
 its own kwargs; the curriculum's difficulty on the train split; in this
 process or, with ``env_workers=ray``, in Ray actors), keeps the
 groups worth training on (dynamic sampling drops those with no reward
-variance and refills) and reports the rollout metrics.
+variance and refills), reports the rollout metrics and what the schedule
+learns from (each env's :class:`~gym_llm.runtime.schedule.EnvObservation`).
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ import torch
 from gym_llm_sandbox.aio import run_sync
 
 import gym_llm
-from gym_llm.envs.registry import with_sandbox
+from gym_llm.envs.registry import UnknownEnvError, with_sandbox
 from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.distributed.workers import vec_kwargs
 from gym_llm.runtime.mixture import EpisodeSpec, Mixture, heldout_plan, step_rng
 from gym_llm.runtime.policies.base import SamplingParams
 from gym_llm.runtime.rollout import RolloutStats, Trajectory, acollect
+from gym_llm.runtime.schedule import EnvObservation, Schedule, StaticSchedule, observe
 from gym_llm.runtime.vector import VectorLLMEnv, is_env_lost
 
 from .advantages import trained_rewards, was_cut
@@ -38,9 +42,10 @@ from .curriculum import Curriculum
 from .distributed import DistContext
 from .generation import seed_generator
 from .metrics import mean
+from .preflight import cannot_start
 
 __all__ = ["Batch", "RolloutCollector", "run_entries", "zero_variance_groups", "rollout_sampling",
-           "heldout_sampling"]
+           "heldout_sampling", "nothing_trained"]
 
 
 def run_entries(cfg: RunConfig) -> dict[str, EnvEntry]:
@@ -49,10 +54,21 @@ def run_entries(cfg: RunConfig) -> dict[str, EnvEntry]:
     order, and every one whose environment takes a ``sandbox`` kwarg
     (the code envs, math/PythonTool, tool/Shell) with the run's ``sandbox``
     config in its kwargs by :func:`gym_llm.envs.registry.with_sandbox` (null values
-    dropped; an entry that sets ``sandbox`` itself keeps its own)."""
+    dropped; an entry that sets ``sandbox`` itself keeps its own). An id no
+    environment is registered under raises a ``ConfigError`` naming every
+    such entry's key (``mixture.envs.<name>.id``) and the closest ids."""
     probabilities = cfg.mixture.probabilities()
-    return {k: dataclasses.replace(e, kwargs=with_sandbox(e.id, e.kwargs, cfg.sandbox))
-            for k, e in cfg.mixture.entries().items() if k in probabilities}
+    entries, unknown = {}, []
+    for k, e in cfg.mixture.entries().items():
+        if k not in probabilities:
+            continue
+        try:
+            entries[k] = dataclasses.replace(e, kwargs=with_sandbox(e.id, e.kwargs, cfg.sandbox))
+        except UnknownEnvError as error:
+            unknown.append(f"mixture.envs.{k}.id: {error}")
+    if unknown:
+        raise cannot_start(unknown)
+    return entries
 
 
 class Batch:
@@ -60,9 +76,13 @@ class Batch:
     (the kept groups' usable members); ``trajectories_all``, every episode
     collected (dropped groups, errors and refill rounds included); the rollout
     ``stats``; the weight ``version`` that generated it (async); the
-    trainer-side ``samples`` of ``trajectories`` once prepared; and
+    trainer-side ``samples`` of ``trajectories`` once prepared;
     ``episodes``, group id -> the :class:`~gym_llm.envs.taskref.TaskRef` its
-    members played, what replays a group's task (the strict grader)."""
+    members played, what replays a group's task (the strict grader); and what
+    the schedule learns from: ``observed``, entry -> its
+    :class:`~gym_llm.runtime.schedule.EnvObservation` (every group sampled,
+    refills included), ``steered`` (entries the curriculum is moving) and
+    ``unsolved`` (entries at their hardest and unsolved), as of this step."""
 
     def __init__(self, trajectories: list[Trajectory], stats: dict[str, float], version: int = 0,
                  trajectories_all: list[Trajectory] | None = None):
@@ -72,6 +92,9 @@ class Batch:
         self.version = version
         self.samples: list[Sample] = []
         self.episodes: dict[str, TaskRef] = {}
+        self.observed: dict[str, EnvObservation] = {}
+        self.steered: list[str] = []
+        self.unsolved: list[str] = []
 
 
 def zero_variance_groups(group_ids: Sequence[Any], rewards: Sequence[float], tol: float = 1e-8) -> set:
@@ -81,6 +104,26 @@ def zero_variance_groups(group_ids: Sequence[Any], rewards: Sequence[float], tol
     for g, r in zip(group_ids, rewards, strict=True):
         by_group.setdefault(g, []).append(r)
     return {g for g, rs in by_group.items() if max(rs) - min(rs) <= tol}
+
+
+def nothing_trained(stats: dict[str, float]) -> str | None:
+    """Why a step whose rollout metrics are ``stats`` trains on nothing
+    (``trajectories/trained`` 0: no update happens), or ``None`` when it
+    trains on something. The trainer prints it as a warning, since such a
+    step otherwise passes like any other."""
+    if stats.get("trajectories/trained", 1) > 0:
+        return None
+    collected, sampled, kept = (int(stats.get(k, 0)) for k in ("trajectories/collected", "groups/sampled",
+                                                                 "groups/kept"))
+    if not collected:
+        return "no episode was collected"
+    if not kept:
+        return (f"groups/kept 0: in each of the {sampled} sampled group(s) every completion got the same reward, "
+                "so no advantage is non-zero (tasks too hard or too easy for the policy? the curriculum, "
+                "trainer.group_size or trainer.max_refill_rounds can help)")
+    return (f"trajectories/trained 0: the {kept} kept group(s) had no usable episode "
+            f"({int(stats.get('trajectories/error', 0))} errors, {int(stats.get('trajectories/cut_turn', 0))} "
+            "cut turns of the collected ones; see trainer.truncated_turns)")
 
 
 # no per-request seed in either: the engine gives every request the same params,
@@ -101,13 +144,15 @@ class RolloutCollector:
 
     ``entries``: the run's mixture entries (weight > 0), ``mixture`` their
     :class:`~gym_llm.runtime.mixture.Mixture`; ``curriculum`` moves their
-    difficulty from the episodes collected.
+    difficulty from the episodes collected; ``schedule`` gives each step's
+    mixture (default: the mixture itself at every step).
     """
 
     def __init__(self, cfg: RunConfig, entries: dict[str, EnvEntry], mixture: Mixture, curriculum: Curriculum,
-                 dist: DistContext):
+                 dist: DistContext, schedule: Schedule | None = None):
         self.cfg, self.tc = cfg, cfg.trainer
         self.entries, self.mixture, self.curriculum, self.dist = entries, mixture, curriculum, dist
+        self.schedule: Schedule = schedule or StaticSchedule(mixture)
         self.keys = mixture.metric_keys()
         self._vecs: dict[str, VectorLLMEnv] = {}  # split -> the vector env over the mixture
         self._vec_kwargs: dict[str, dict[str, dict[str, Any]]] = {}  # split -> entry -> its make kwargs
@@ -174,9 +219,10 @@ class RolloutCollector:
         return out
 
     def plan(self, step: int, rnd: int, n_groups: int) -> dict[str, list[EpisodeSpec]]:
-        """Round ``rnd`` of step ``step``: ``n_groups`` groups by mixture entry."""
+        """Round ``rnd`` of step ``step``: ``n_groups`` groups by mixture entry,
+        drawn from the schedule's mixture of the step."""
         rank = self.dist.rank
-        specs = self.mixture.plan_groups(n_groups, self.tc.group_size, seed=self.tc.seed,
+        specs = self.schedule.mixture(step).plan_groups(n_groups, self.tc.group_size, seed=self.tc.seed,
                                          keys=("plan", step, rnd, rank), group_prefix=f"s{step}-r{rnd}-k{rank}-g",
                                          split="train", kwargs={n: self.env_kwargs(n, "train") for n in self.entries})
         by_entry: dict[str, list[EpisodeSpec]] = defaultdict(list)
@@ -184,15 +230,25 @@ class RolloutCollector:
             by_entry[spec.entry].append(spec)
         return by_entry
 
-    def heldout_plan(self) -> dict[str, list[EpisodeSpec]]:
-        """The held-out episodes of an eval, by entry: the first ``eval_tasks``
-        held-out tasks of each (sharded over ranks), ``eval_samples`` samples
-        each (one when greedy)."""
+    def heldout_tasks(self, name: str) -> int:
+        """Held-out tasks of entry ``name`` per eval: its ``eval_tasks`` (or
+        the trainer's), at most its held-out split's size."""
+        e = self.entries[name]
+        return min(self.tc.eval_tasks if e.eval_tasks is None else e.eval_tasks, self.heldout_size(name))
+
+    def heldout_samples(self) -> int:
+        """Samples per held-out task: ``eval_samples`` (one when greedy)."""
+        return 1 if self.tc.eval_temperature == 0 else max(1, self.tc.eval_samples)
+
+    def heldout_plan(self, names: list[str] | None = None) -> dict[str, list[EpisodeSpec]]:
+        """The held-out episodes of an eval, by entry (``names``, default
+        all): the first :meth:`heldout_tasks` held-out tasks of each (sharded
+        over ranks), :meth:`heldout_samples` samples each."""
         tc, dist = self.tc, self.dist
-        k = 1 if tc.eval_temperature == 0 else max(1, tc.eval_samples)
+        k = self.heldout_samples()
         by_entry: dict[str, list[EpisodeSpec]] = {}
-        for name, e in self.entries.items():
-            n = min(tc.eval_tasks if e.eval_tasks is None else e.eval_tasks, self.heldout_size(name))
+        for name in self.entries if names is None else names:
+            e, n = self.entries[name], self.heldout_tasks(name)
             by_entry[name] = heldout_plan(e.id, range(dist.rank, n, dist.world_size), seed=tc.seed, samples=k,
                                           group_id=lambda i, name=name: f"eval-{name}-{i}", entry=name,
                                           split="heldout", kwargs=self.env_kwargs(name, "heldout"))
@@ -215,6 +271,7 @@ class RolloutCollector:
         sampled = zero_var = 0
         names: dict[str, str] = {}
         episodes: dict[str, TaskRef] = {}
+        outcomes: list[tuple[str, list[float]]] = []  # (entry, the rewards GRPO compares) of every group
         need, rnd = tc.num_groups, 0
         while True:
             plan = self.plan(step, rnd, need)
@@ -231,9 +288,10 @@ class RolloutCollector:
             sampled += len(groups)
             for gid, members in groups.items():
                 good = self._usable(members)
+                trained = [trained_rewards(t, tc.truncated_turns)[1] for t in good]
+                outcomes.append((names[gid], trained))
                 if tc.algorithm == "grpo" and len(good) < 2:
                     continue
-                trained = [trained_rewards(t, tc.truncated_turns)[1] for t in good]
                 flat = zero_variance_groups([gid] * len(good), trained) and tc.algorithm == "grpo"
                 zero_var += bool(flat)
                 if flat and tc.dynamic_sampling:
@@ -248,6 +306,7 @@ class RolloutCollector:
         chosen = list(kept)[: tc.num_groups]
         batch = Batch([t for g in chosen for t in kept[g]], {}, trajectories_all=everything)
         batch.episodes = episodes
+        batch.observed = observe(outcomes)
         for t in everything:
             t.info["group_env"] = names.get(t.group_id)
         batch.stats = self._metrics(everything, stats, t0, trained=len(batch.trajectories), sampled=sampled,
@@ -265,6 +324,9 @@ class RolloutCollector:
             for name, rs in by_env.items():
                 self.curriculum.update(name, rs)
             batch.stats.update(self.curriculum.metrics())
+            batch.steered = [n for n in self.entries if self.curriculum.steering(n)]
+            batch.unsolved = [n for n in self.entries
+                              if self.curriculum.unsolved_at_hardest(n, self.cfg.schedule.unsolved_success)]
         return batch
 
     @staticmethod

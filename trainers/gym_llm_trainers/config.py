@@ -5,8 +5,8 @@ The Hydra groups map one to one onto these dataclasses: ``trainer`` ->
 ``trainer.curriculum`` -> :class:`CurriculumConfig`, ``trainer.monitoring``
 -> :class:`MonitoringConfig`), ``model`` ->
 :class:`ModelConfig`, ``policy`` -> :class:`PolicyConfig`, ``mixture`` ->
-:class:`MixtureConfig`, ``logging`` -> :class:`LoggingConfig`, ``env_workers`` ->
-:class:`EnvWorkersConfig`. Each field
+:class:`MixtureConfig`, ``schedule`` -> :class:`ScheduleConfig`, ``logging`` ->
+:class:`LoggingConfig`, ``env_workers`` -> :class:`EnvWorkersConfig`. Each field
 carries its documentation in ``metadata["help"]`` (as TRL's ``GRPOConfig``
 does) and its valid range (``choices``, ``ge``, ``gt``, ``le``): these classes
 are the one owner of every knob's type and range. Building one checks each
@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gym_llm.apps.hydra_app import ConfigError, UnknownKeyError, unknown_key
-from gym_llm.runtime.mixture import Mixture
+from gym_llm.runtime.mixture import Mixture, expand_ids
 
 __all__ = [
     "TrainerConfig", "SFTConfig", "CurriculumConfig", "MonitoringConfig", "ModelConfig", "LoraConfig",
-    "PolicyConfig", "MixtureConfig", "EnvEntry", "LoggingConfig", "EnvWorkersConfig", "RunConfig",
+    "PolicyConfig", "MixtureConfig", "EnvEntry", "ScheduleConfig", "LoggingConfig", "EnvWorkersConfig", "RunConfig",
     "from_dict", "store_defaults", "LOSS_AGG_MODES", "KL_ESTIMATORS", "RESUME_SAFE_KEYS",
     "ConfigError", "UnknownKeyError",
 ]
@@ -47,7 +47,8 @@ KL_ESTIMATORS = ("k1", "k2", "k3")
 #: ``total_steps`` also stretches a cosine or linear learning-rate schedule.
 #: A key ending in ``.*`` covers everything under it.
 RESUME_SAFE_KEYS: tuple[str, ...] = (
-    "trainer.total_steps", "trainer.resume", "trainer.eval_every", "trainer.save_every", "trainer.keep_last",
+    "trainer.total_steps", "trainer.resume", "trainer.eval_every", "trainer.eval_budget", "trainer.save_every",
+    "trainer.keep_last",
     "trainer.monitoring.*", "logging.*", "output_dir",
 )
 
@@ -188,6 +189,17 @@ class MonitoringConfig(_Checked):
                                         "trains. 0 disables.", ge=0, le=1)
     strict_min_per_env: int = knob(2, "At least this many episodes per env are strict-graded each "
                                       "step (when strict_fraction > 0), so small envs get a gap too.", ge=0)
+    forgetting: str = knob("warn", "Forgetting alarm, when an env's or a domain's held-out reward, "
+                                   "averaged over its last forgetting_window evals, falls more than "
+                                   "forgetting_threshold below its best: off | log (an info line) | warn "
+                                   "(a warning) | stop (checkpoint the step, then exit with status 3). "
+                                   "Under schedule=adaptive (not off) the env's weight is also raised "
+                                   "(schedule.forgetting_boost) until it recovers.",
+                           choices=("off", "log", "warn", "stop"))
+    forgetting_threshold: float = knob(0.1, "Drop of a held-out reward below its best that raises the "
+                                            "forgetting alarm.", ge=0)
+    forgetting_window: int = knob(2, "Evals of the env (or domain) averaged against its best (the "
+                                     "alarm needs window + 1 of them).", ge=1)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -285,6 +297,12 @@ class TrainerConfig(_Checked):
     eval_every: int = knob(8, "Held-out eval every N steps, and at step 0 (after the warm start) "
                                "and at the last step (0 disables).", ge=0)
     eval_tasks: int = knob(64, "Held-out tasks per environment per eval.", ge=1)
+    eval_budget: int | None = knob(None, "Held-out episodes per eval (null = every env at every eval). "
+                                         "With a budget the envs are cut, in mixture order, into K chunks "
+                                         "of at most this many episodes, and each eval covers the next "
+                                         "chunk, so every env is evaluated at least every K evals (K is "
+                                         "logged as heldout/rotation); the evals at step 0 and at the "
+                                         "last step cover all.", ge=1)
     eval_temperature: float = knob(1.0, "Sampling temperature of held-out evals (0 = greedy). The "
                                         "default, the rollout temperature, measures the policy being "
                                         "trained, comparable with reward/mean.", ge=0)
@@ -400,8 +418,19 @@ class MixtureConfig(_Checked):
             _checked(f"weights.{domain}", w, float, {"ge": 0})
 
     def entries(self) -> dict[str, EnvEntry]:
-        """The environments as :class:`EnvEntry` objects, in declaration order."""
-        return {k: v if isinstance(v, EnvEntry) else from_dict(EnvEntry, v) for k, v in self.envs.items()}
+        """The environments as :class:`EnvEntry` objects, in declaration order. An
+        entry whose id is a pattern (:func:`~gym_llm.runtime.mixture.expand_ids`:
+        ``reasoning/*``, ``*``) is one entry per id it matches, named
+        ``<name>:<id>``, each with the pattern entry's weight and settings."""
+        out: dict[str, EnvEntry] = {}
+        for k, v in self.envs.items():
+            entry = v if isinstance(v, EnvEntry) else from_dict(EnvEntry, v)
+            ids = expand_ids(entry.id)
+            if ids == [entry.id]:
+                out[k] = entry
+            else:
+                out.update({f"{k}:{i}": dataclasses.replace(entry, id=i) for i in ids})
+        return out
 
     def mixture(self) -> Mixture:
         """The :class:`gym_llm.runtime.mixture.Mixture` of these entries (entry weight x
@@ -416,6 +445,43 @@ class MixtureConfig(_Checked):
         weight); environments of weight 0 are left out of the run entirely.
         Raises ``ValueError`` when no weight is positive."""
         return self.mixture().probabilities
+
+
+@dataclass
+class ScheduleConfig(_Checked):
+    """How often each env of the mixture is drawn, step by step
+    (:mod:`gym_llm.runtime.schedule`; the rule and its formula:
+    docs/training.md#schedules-task-ratios-that-adapt). The adaptive knobs
+    are fractions or multiples of an env's prior probability (its mixture
+    weight x domain weight, normalised)."""
+
+    kind: str = knob("static", "static: the mixture's weights at every step | adaptive: weights follow "
+                               "each env's learning signal (the variance of its groups' rewards), with "
+                               "the mixture's weights as the prior.", choices=("static", "adaptive"))
+    temperature: float = knob(0.25, "adaptive: Boltzmann temperature over the scores (in [0, 1]): "
+                                    "weight ~ prior x exp(score / temperature); larger is closer to "
+                                    "the prior.", gt=0)
+    ema: float = knob(0.3, "adaptive: weight of a step's learnability in an env's score (exponential "
+                           "moving average over the steps that drew it).", gt=0, le=1)
+    optimism: float = knob(1.0, "adaptive: score of an env before its first groups (1 = as learnable "
+                                "as can be), so every env is tried.", ge=0)
+    env_floor: float = knob(0.25, "adaptive: no env's probability falls below this fraction of its "
+                                  "prior.", ge=0, le=1)
+    domain_floor: float = knob(0.5, "adaptive: no domain's share falls below this fraction of its "
+                                    "prior share (no domain drowned).", ge=0, le=1)
+    env_cap: float = knob(4.0, "adaptive: no env's probability exceeds this multiple of its prior "
+                               "(no env takes the batch).", ge=1)
+    steered_floor: float = knob(1.0, "adaptive, with trainer.curriculum: an env the curriculum is "
+                                     "still moving gets at least this fraction of its prior, so its "
+                                     "success window fills.", ge=0, le=1)
+    unsolved_cap: float = knob(1.0, "adaptive, with trainer.curriculum: an env at its hardest "
+                                    "(max_difficulty) whose success rate is at most unsolved_success "
+                                    "gets at most this multiple of its prior.", ge=1)
+    unsolved_success: float = knob(0.05, "Success rate at or below which an env at its hardest counts "
+                                         "as unsolved.", ge=0, le=1)
+    forgetting_boost: float = knob(2.0, "adaptive: an env in a forgetting alarm (its own or its "
+                                        "domain's; trainer.monitoring.forgetting) has its prior "
+                                        "multiplied by this until it recovers.", ge=1)
 
 
 @dataclass
@@ -473,6 +539,7 @@ class RunConfig(_Checked):
     model: ModelConfig = sub(ModelConfig, "Model.")
     policy: PolicyConfig = sub(PolicyConfig, "Generation.")
     mixture: MixtureConfig = sub(MixtureConfig, "Environments.")
+    schedule: ScheduleConfig = sub(ScheduleConfig, "How often each environment is drawn, step by step.")
     logging: LoggingConfig = sub(LoggingConfig, "Metrics sinks.")
     env_workers: EnvWorkersConfig = sub(EnvWorkersConfig, "Where environment instances run.")
     sandbox: dict = knob({}, "Sandbox limits passed to environments that run code (conf/sandbox).")
@@ -483,7 +550,8 @@ class RunConfig(_Checked):
 
 
 #: Hydra group -> the dataclass whose defaults are that group's ``base`` option.
-DEFAULTS_OF_GROUP: dict[str, type] = {"trainer": TrainerConfig, "logging": LoggingConfig}
+DEFAULTS_OF_GROUP: dict[str, type] = {"trainer": TrainerConfig, "logging": LoggingConfig,
+                                      "schedule": ScheduleConfig}
 
 
 def store_defaults() -> None:

@@ -17,6 +17,7 @@ __all__ = ["Curriculum"]
 class _EnvState:
     difficulty: float
     window: deque
+    held: bool = False  # the last full window asked for a move past a bound
 
 
 class Curriculum:
@@ -59,10 +60,24 @@ class Curriculum:
             return False
         new = round(min(self.cfg.max_difficulty, max(self.cfg.min_difficulty, new)), 6)
         state.window.clear()
-        if new == state.difficulty:
+        state.held = new == state.difficulty
+        if state.held:
             return False
         state.difficulty = new
         return True
+
+    def steering(self, name: str) -> bool:
+        """Whether the curriculum is still moving env ``name``: its last full
+        window did not ask for a move past a bound (too easy at
+        ``max_difficulty``, too hard at ``min_difficulty``). The adaptive
+        schedule keeps such an env drawn, so its window fills."""
+        return self.cfg.min_difficulty < self.cfg.max_difficulty and not self.envs[name].held
+
+    def unsolved_at_hardest(self, name: str, success: float) -> bool:
+        """Whether env ``name`` is at ``max_difficulty`` with a success rate
+        (over its window so far) of at most ``success``."""
+        rate = self.success_rate(name)
+        return self.envs[name].difficulty >= self.cfg.max_difficulty and rate is not None and rate <= success
 
     def metrics(self) -> dict[str, float]:
         """``curriculum/<name>/difficulty`` and ``.../success`` for logging."""
@@ -75,10 +90,11 @@ class Curriculum:
         return out
 
     def state_dict(self) -> dict[str, Any]:
-        return {n: {"difficulty": s.difficulty, "window": list(s.window)} for n, s in self.envs.items()}
+        return {n: {"difficulty": s.difficulty, "window": list(s.window), "held": s.held} for n, s in self.envs.items()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         for name, s in state.items():
             if name in self.envs:
                 self.envs[name].difficulty = float(s["difficulty"])
                 self.envs[name].window = deque(s["window"], maxlen=self.cfg.window)
+                self.envs[name].held = bool(s.get("held", False))

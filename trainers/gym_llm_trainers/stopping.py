@@ -10,8 +10,9 @@ Handlers can only be set from the main thread; elsewhere (a run started from
 a worker thread) the signals keep their previous handlers.
 
 The same path stops a run from inside: :meth:`StopOnSignal.request` (the
-hack alarm of ``trainer.monitoring.alarm=stop``) records a reason; the
-trainer checkpoints the step and raises :class:`AlarmStop` (exit status 3).
+hack alarm of ``trainer.monitoring.alarm=stop``, the forgetting alarm of
+``trainer.monitoring.forgetting=stop``) records a reason; the trainer
+checkpoints the step and raises :class:`AlarmStop` (exit status 3).
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ with another config), printed without a traceback before the model loads;
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import sys
@@ -30,7 +29,7 @@ from hydra.plugins.search_path_plugin import SearchPathPlugin
 from omegaconf import DictConfig, OmegaConf
 
 from gym_llm.apps.hydra_app import CONFIG_DIR as SHARED_CONFIG_DIR
-from gym_llm.apps.hydra_app import check_override_keys, threads_for_sweep, user_errors
+from gym_llm.apps.hydra_app import check_overrides, import_modules, threads_for_sweep, user_errors
 from gym_llm.apps.runs import CONFIG_FILE, resumed_config_name
 
 from .checkpoint import ResumePlan, plan_resume
@@ -83,8 +82,7 @@ def run(cfg: DictConfig) -> Path:
     from .trainer import Trainer
 
     rc = run_config(cfg)
-    for module in rc.imports:
-        importlib.import_module(module)
+    import_modules(rc.imports)
     dist = init_distributed()
     run_dir = rc.output_dir
     if run_dir is None:
@@ -145,10 +143,11 @@ def compose(overrides: list[str] | None = None) -> DictConfig:
 
 def main() -> None:
     """Console entry point ``gym-llm-train`` (exit statuses: the module
-    docstring). An override of a key the config lacks is reported with the
-    closest key before Hydra composes (whose own error names none)."""
+    docstring). An override of a key the config lacks, or of a group option
+    that does not exist, is reported with the closest one before Hydra
+    composes (whose own error names none)."""
     with user_errors("gym-llm-train"):
-        check_override_keys(CONFIG_DIR, "train", sys.argv[1:])
+        check_overrides(CONFIG_DIR, "train", sys.argv[1:])
 
     @hydra.main(config_path=CONFIG_DIR, config_name="train", version_base="1.3")
     def app(cfg: DictConfig) -> None:

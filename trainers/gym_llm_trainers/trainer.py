@@ -42,12 +42,20 @@ from gym_llm.apps.runs import (
     checkpoint_name,
     trajectory_file,
 )
-from gym_llm.runtime.mixture import step_rng
+from gym_llm.runtime.heldout import HeldoutCurves, env_metric, eval_subset, rotation
+from gym_llm.runtime.mixture import Mixture, step_rng
 from gym_llm.runtime.rollout import ChatFormat, RolloutStats, write_jsonl
+from gym_llm.runtime.schedule import (
+    AdaptiveSchedule,
+    EnvObservation,
+    Schedule,
+    StaticSchedule,
+    schedule_metrics,
+)
 
 from .batching import MicroBatch
 from .checkpoint import load_trainer_state, resolve_resume, save_checkpoint
-from .collection import Batch, RolloutCollector, heldout_sampling, run_entries
+from .collection import Batch, RolloutCollector, heldout_sampling, nothing_trained, run_entries
 from .config import EnvEntry, RunConfig
 from .curriculum import Curriculum
 from .distributed import DistContext
@@ -58,11 +66,11 @@ from .modeling import load_policy_model, load_tokenizer
 from .monitoring import RunMonitor
 from .pipeline import AsyncRollout
 from .preflight import preflight
-from .sft import SFTReport, reference_examples, sft_train
+from .sft import SFTReport, reference_examples, sft_steps, sft_train
 from .stopping import AlarmStop, StopOnSignal
 from .update import Learner
 
-__all__ = ["Trainer", "Batch"]
+__all__ = ["Trainer", "Batch", "make_schedule"]
 
 log = logging.getLogger("gym_llm_trainers")
 
@@ -116,11 +124,17 @@ class Trainer:
             name: float(e.kwargs.get("difficulty", 0.0)) for name, e in self.entries.items()
         })
         self.monitor = RunMonitor(tc.monitoring, self.mixture.metric_keys(), seed=tc.seed, rank=self.dist.rank)
+        self.schedule = make_schedule(cfg, self.mixture)
+        mc = tc.monitoring
+        self.heldout = HeldoutCurves([self.mixture.metric_keys()[n] for n in self.entries],
+                                     threshold=mc.forgetting_threshold, window=mc.forgetting_window)
+        self.forgetting_alerts: list = []  # the last eval's, for the loop's alarm
+        self._rotation: list[list[str]] | None = None
         self.step = 0
         if self.state is not None:
             self._load_state(self.state)
         self.engine = GenerationEngine(cfg, self.model, self.tokenizer, self.dist, self.resume_from)
-        self.collector = RolloutCollector(cfg, self.entries, self.mixture, self.curriculum, self.dist)
+        self.collector = RolloutCollector(cfg, self.entries, self.mixture, self.curriculum, self.dist, self.schedule)
         self._pipe: AsyncRollout | None = None
         self.logger = MetricsLogger(
             self.run_dir, cfg.logging, enabled=self.dist.is_main,
@@ -147,11 +161,14 @@ class Trainer:
         return model
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        """Optimizers, schedule, curriculum, hack-alarm streaks and step of a checkpoint."""
+        """Optimizers, schedule, curriculum, hack-alarm streaks, env schedule,
+        held-out curves and step of a checkpoint."""
         self.opt.load_state_dict(state["optimizer"])
         self.sched.load_state_dict(state["scheduler"])
         self.curriculum.load_state_dict(state["curriculum"])
         self.monitor.alarm.load_state_dict(state.get("hack_alarm", {}))  # older checkpoints: fresh streaks
+        self.schedule.load_state_dict(state.get("schedule", {}))  # older checkpoints: the prior
+        self.heldout.load_state_dict(state.get("heldout", {}))
         if self.critic is not None:
             self.critic.load_state_dict(state["critic"])
             self.critic_opt.load_state_dict(state["critic_optimizer"])
@@ -180,40 +197,62 @@ class Trainer:
         return self.learner.micro_batch_loss(mb, den)
 
     # =============================================================== eval
+    def eval_entries(self, step: int) -> list[str]:
+        """The entries the eval of step ``step`` covers: all, unless
+        ``trainer.eval_budget`` is set and ``step`` is neither 0 nor the last;
+        then the next chunk of the rotation (:mod:`gym_llm.runtime.heldout`)."""
+        tc = self.tc
+        if tc.eval_budget is None:
+            return list(self.entries)
+        if self._rotation is None:
+            k = self.collector.heldout_samples()
+            self._rotation = rotation({n: self.collector.heldout_tasks(n) * k for n in self.entries}, tc.eval_budget)
+        index = step // max(tc.eval_every, 1) - 1  # the rotating evals: eval_every, 2 x eval_every, ...
+        return eval_subset(self._rotation, index, full=step in (0, tc.total_steps))
+
     def evaluate(self, step: int) -> dict[str, float]:
-        """Held-out eval: the first ``eval_tasks`` held-out tasks of every
-        environment (sharded over ranks), ``eval_samples`` samples each at
-        ``eval_temperature`` (one when greedy). Returns
-        ``heldout/<env>/reward/mean`` per environment,
-        ``heldout/reward/mean`` (weighted by the mixture's probabilities, as
-        the training reward is) and ``heldout/reward/macro_mean`` (unweighted)."""
+        """Held-out eval of :meth:`eval_entries`: the first ``eval_tasks``
+        held-out tasks of each environment (sharded over ranks),
+        ``eval_samples`` samples each at ``eval_temperature`` (one when
+        greedy). Returns ``heldout/<env>/reward/mean`` per environment
+        evaluated, ``heldout/reward/mean`` (weighted by the mixture's
+        probabilities, as the training reward is) and
+        ``heldout/reward/macro_mean`` (unweighted) over every env's latest
+        held-out value, ``heldout_domain/<domain>/reward/mean``, the
+        forgetting drops (:class:`~gym_llm.runtime.heldout.HeldoutCurves`)
+        and ``forgetting/alerts``; the alerts themselves are left in
+        :attr:`forgetting_alerts`."""
         t0 = time.perf_counter()
-        by_entry = self.collector.heldout_plan()
+        by_entry = self.collector.heldout_plan(self.eval_entries(step))
         sampling = heldout_sampling(self.cfg.policy, self.tc.eval_temperature)
         with self.engine.eval_policy() as policy:
             seed_generator(policy, step_rng(self.tc.seed, "eval", step, self.dist.rank))
             trajs = run_sync(self.collector.collect(by_entry, "heldout", sampling, policy, RolloutStats()))
         name_of = {s.group_id: n for n, specs in by_entry.items() for s in specs}
-        sums: dict[str, list[float]] = {n: [0.0, 0.0] for n in self.entries}
+        sums: dict[str, list[float]] = {n: [0.0, 0.0] for n in by_entry}
         for t in trajs:
             if t.ok:
                 acc = sums[name_of[t.group_id]]
                 acc[0] += t.reward
                 acc[1] += 1
-        names = list(self.entries)
+        names = list(by_entry)
         flat = self.dist.all_reduce_sum([v for n in names for v in sums[n]])
         keys = self.mixture.metric_keys()
-        out, weighted, weight = {}, 0.0, 0.0
-        for i, n in enumerate(names):
-            total, count = flat[2 * i], flat[2 * i + 1]
-            if count:
-                out[f"heldout/{keys[n]}/reward/mean"] = total / count
-                weighted += self.probs[n] * total / count
-                weight += self.probs[n]
-        if weight:
+        fresh = {keys[n]: flat[2 * i] / flat[2 * i + 1] for i, n in enumerate(names) if flat[2 * i + 1]}
+        out: dict[str, float] = {env_metric(k): v for k, v in fresh.items()}
+        curves, alerts = self.heldout.record(fresh)
+        self.forgetting_alerts = alerts if self.tc.monitoring.forgetting != "off" else []
+        latest = self.heldout.latest()  # an env this eval skipped counts with its last value
+        weighted = [(self.probs[n], latest[keys[n]]) for n in self.entries if keys[n] in latest]
+        if weighted:
             # the held-out twin of reward/mean: envs weighted as the mixture draws them
-            out["heldout/reward/mean"] = weighted / weight
-            out["heldout/reward/macro_mean"] = mean([v for k, v in out.items() if k.endswith("/reward/mean")])
+            out["heldout/reward/mean"] = sum(p * v for p, v in weighted) / sum(p for p, _ in weighted)
+            out["heldout/reward/macro_mean"] = mean(latest.values())
+        out.update(curves)
+        out["forgetting/alerts"] = len(self.forgetting_alerts)
+        if self.tc.eval_budget is not None:
+            out["heldout/envs"] = len(fresh)
+            out["heldout/rotation"] = len(self._rotation or [])
         out["time/eval"] = time.perf_counter() - t0
         if self.dist.is_main and self.cfg.logging.save_trajectories:
             write_jsonl(trajs, trajectory_file(self.run_dir, step, heldout=True))
@@ -230,6 +269,8 @@ class Trainer:
                 "scheduler": self.sched.state_dict(),
                 "curriculum": self.curriculum.state_dict(),
                 "hack_alarm": self.monitor.alarm.state_dict(),
+                "schedule": self.schedule.state_dict(),
+                "heldout": self.heldout.state_dict(),
                 "config": _plain(self.cfg),
             }
             if self.critic is not None:
@@ -281,6 +322,7 @@ class Trainer:
         log.info("warm start: %d verified reference answers (%.1fs); skipped per env: %s",
                  len(samples), time.perf_counter() - t0, skipped)
         rank_seed = self.tc.seed * 7 + self.dist.rank
+        bar = self.logger.phase_progress("warm start", sft_steps(len(samples), sc))
         all_reduce = None
         if self.dist.enabled:
             import torch.distributed as tdist
@@ -293,7 +335,8 @@ class Trainer:
         steps, loss = sft_train(self.model, samples, sc, lr=self.sft_lr, pad_id=self.pad_id, seed=rank_seed,
                                 token_budget=self.tc.micro_batch_tokens, all_reduce=all_reduce, weights=weights,
                                 optimizer=self.opt if sc.keep_optimizer_state else None,
-                                log=lambda i, m: log.info("warm start step %d: %s", i, _fmt(m)))
+                                log=lambda i, m: log.info("warm start step %d: %s", i, _fmt(m)),
+                                progress=lambda done, total, loss: bar(done, f"loss {loss:.3f}"))
         self.engine.sync()
         return SFTReport(len(samples), skipped, steps, loss, time.perf_counter() - t0)
 
@@ -357,15 +400,41 @@ class Trainer:
         found, alerts = self.monitor.finish(batch)
         metrics.update(found)
         metrics["hacks/alerts"] = len(alerts)
-        for alert in alerts:
-            log.warning("hack alarm: %s", alert.message())
-            if self.tc.monitoring.alarm == "stop":
-                stop.request(alert.message())
+        self._alarm("hack alarm", self.tc.monitoring.alarm, alerts, stop)
+
+    @staticmethod
+    def _alarm(name: str, mode: str, alerts: list, stop: StopOnSignal) -> None:
+        """Each alert of alarm ``name`` logged (``mode`` log: info, warn and
+        stop: a warning; off: nothing); with ``stop``, a checkpoint-then-exit
+        asked of ``stop``."""
+        for alert in alerts if mode != "off" else []:
+            text = f"{name}: {alert.message()}"
+            log.log(logging.INFO if mode == "log" else logging.WARNING, "%s", text)
+            if mode == "stop":
+                stop.request(f"the {text}")
+
+    def _schedule_step(self, step: int, batch: Batch) -> dict[str, float]:
+        """After step ``step`` (and its eval): the schedule learns from the
+        step's groups, summed over ranks (so every rank holds the same
+        schedule), and from the forgetting alarm; returns the schedule
+        metrics of the step."""
+        names = list(self.entries)
+        local = [v for n in names for v in (*batch.observed.get(n, EnvObservation()).as_list(),
+                                            float(n in batch.steered), float(n in batch.unsolved))]
+        flat = self.dist.all_reduce_sum(local)
+        rows = {n: flat[5 * i: 5 * i + 5] for i, n in enumerate(names)}
+        observed = {n: EnvObservation(int(r[0]), int(r[1]), r[2]) for n, r in rows.items() if r[0]}
+        keys = self.mixture.metric_keys()
+        forgetting = set(self.heldout.forgetting()) if self.tc.monitoring.forgetting != "off" else set()
+        self.schedule.update(step, observed, steered=[n for n in names if rows[n][3]],
+                             unsolved=[n for n in names if rows[n][4]],
+                             boosted=[n for n in names if keys[n] in forgetting])
+        return schedule_metrics(self.schedule, step, observed, keys)
 
     def _stop_if_asked(self, stop: StopOnSignal, step: int, saved: bool) -> None:
-        """After step ``step``: when a stop signal arrived or the hack alarm
-        asked (on any rank), checkpoint the step (unless just done) and raise
-        :class:`Interrupted` (:class:`AlarmStop` for the alarm)."""
+        """After step ``step``: when a stop signal arrived or an alarm (hack,
+        forgetting) asked (on any rank), checkpoint the step (unless just done)
+        and raise :class:`Interrupted` (:class:`AlarmStop` for an alarm)."""
         asked = self.dist.all_reduce_sum([float(stop.requested)])[0]  # every rank stops at the same step
         if not asked:
             return
@@ -373,7 +442,7 @@ class Trainer:
             self.save(step)
         where = f"checkpoint {self.ckpt_root / checkpoint_name(step)} written (rerun the same command to resume)"
         if stop.signum is None and stop.reason is not None:
-            raise AlarmStop(f"stopped after step {step} by the hack alarm: {stop.reason}; {where}")
+            raise AlarmStop(f"stopped after step {step} by {stop.reason}; {where}")
         signum = stop.signum or signal.SIGTERM  # a rank that got no signal of its own
         raise Interrupted(signum, f"{signal.Signals(signum).name}: stopped after step {step}; {where}")
 
@@ -399,6 +468,7 @@ class Trainer:
                     first.update(self.warm_start().metrics())
                 if tc.eval_every > 0:
                     first.update(self.evaluate(0))
+                    self._alarm("forgetting alarm", tc.monitoring.forgetting, self.forgetting_alerts, stop)
                 if first:
                     record(0, first)
                     log.info("step 0: %s", _fmt(first))
@@ -424,6 +494,8 @@ class Trainer:
                 metrics["kl"] = metrics.get("kl/ref", metrics.get("kl/update"))
                 if tc.eval_every > 0 and (step % tc.eval_every == 0 or step == tc.total_steps):
                     metrics.update(self.evaluate(step))
+                    self._alarm("forgetting alarm", tc.monitoring.forgetting, self.forgetting_alerts, stop)
+                metrics.update(self._schedule_step(step, batch))
                 if self.dist.enabled and (step % max(tc.eval_every, 1) == 0 or step == tc.total_steps):
                     metrics["dist/param_divergence"] = self.dist.param_divergence(self.model)
                 now = time.perf_counter()
@@ -433,6 +505,9 @@ class Trainer:
                 record(step, metrics)
                 log.info("step %d: %s", step, _fmt(
                     {k: v for k, v in metrics.items() if k.startswith(("reward/mean", "heldout/", "time/", "kl"))}))
+                idle = nothing_trained(metrics)
+                if idle is not None:
+                    log.warning("step %d trained on nothing: %s", step, idle)
                 saved = tc.save_every > 0 and (step % tc.save_every == 0 or step == tc.total_steps)
                 if saved:
                     self.save(step)
@@ -455,3 +530,18 @@ def _fmt(metrics: dict[str, Any]) -> str:
 
 def _plain(cfg: RunConfig) -> dict[str, Any]:
     return json.loads(json.dumps(asdict(cfg), default=str))
+
+
+def make_schedule(cfg: RunConfig, mixture: Mixture) -> Schedule:
+    """The run's :class:`~gym_llm.runtime.schedule.Schedule` (``schedule``
+    config) over ``mixture``. An async rollout runs up to ``max_staleness +
+    1`` steps ahead of the update that follows step ``t``, so the adaptive
+    weights that update computes apply that many steps later."""
+    sc, tc = cfg.schedule, cfg.trainer
+    if sc.kind == "static":
+        return StaticSchedule(mixture)
+    return AdaptiveSchedule(mixture, temperature=sc.temperature, ema=sc.ema, optimism=sc.optimism,
+                            env_floor=sc.env_floor, domain_floor=sc.domain_floor, env_cap=sc.env_cap,
+                            steered_floor=sc.steered_floor, unsolved_cap=sc.unsolved_cap,
+                            forgetting_boost=sc.forgetting_boost,
+                            delay=tc.max_staleness + 1 if tc.async_rollout else 0)
