@@ -196,6 +196,11 @@ class CodeEnv(SingleTurnEnv):
         """The rotation of the random tests of the attempt being graded."""
         return attempt_rotation(self.rotation, self.turn)
 
+    def score_formula(self) -> str:
+        """The ``reward`` kwarg's component counts, the other is logged."""
+        other = "pass_rate" if self.policy.reward == "passed" else "passed"
+        return f"1 * {self.policy.reward} + 0 * {other}"
+
     def feedback(self, result: RewardResult) -> str:
         return str(result.info.get("feedback") or self.feedback_text)
 

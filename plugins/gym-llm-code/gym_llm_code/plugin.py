@@ -41,6 +41,14 @@ ENVIRONMENTS: dict[str, tuple[str, str, dict[str, Any]]] = {
         {"path": None, "format": "auto", "max_turns": 1, "tests": "fixed", "reward": "passed",
          "test_timeout_s": 2.0, "time_budget_s": 10.0, "sandbox": None},
     ),
+    "code/Repo-v0": (
+        "gym_llm_code.repo.env:RepoEnv",
+        "Agentic repository tasks in a sandbox session (interface changes across modules, bugs "
+        "described by symptom, features from a spec; or your own project with repo=PATH): hidden "
+        "tests on the source files decide the reward",
+        {"kind": None, "difficulty": 0.5, "repo": None, "test_cmd": None, "max_turns": 30,
+         "token_budget": 32_000, "sandbox": None},
+    ),
 }
 
 

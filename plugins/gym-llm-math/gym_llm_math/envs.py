@@ -66,6 +66,14 @@ def score_answer(task: Task, response: Any, format_weight: float = 0.0, lenient_
     return result
 
 
+def answer_formula(format_weight: float) -> str:
+    """:func:`score_answer`'s score as a reward formula
+    (:meth:`~gym_llm.envs.core.LLMEnv.reward_formula`): ``correct`` is 1 when
+    the last ``\\boxed{}`` equals the gold answer (in the asked form),
+    ``format`` is 1 when a ``\\boxed{}`` is present."""
+    return f"{1.0 - format_weight:g} * correct + {format_weight:g} * format"
+
+
 async def strict_score(task: Task, text: str, discount: float = 1.0) -> RewardResult:
     """The math domain's strict grader (docs/monitoring.md): ``text`` must hold
     exactly one ``\\boxed{}`` (several, even agreeing ones, score 0), compared
@@ -134,6 +142,10 @@ class MathEnv(SingleTurnEnv):
 
     def _reward(self, task: Task, response: Any) -> RewardResult:
         return score_answer(task, response, self.format_weight, self.lenient_decimals)
+
+    def score_formula(self) -> str:
+        """:func:`score_answer`'s sum at this env's ``format_weight``."""
+        return answer_formula(self.format_weight)
 
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
         """The strict grader (:func:`strict_score`) of the final turn,

@@ -20,11 +20,20 @@ from gym_llm_sandbox import ExecResult, Limits, Sandbox, SandboxError, SandboxPo
 
 from gym_llm import ProceduralTasks, RewardResult, Task, ToolEnv, Turn
 from gym_llm.envs.grading import assistant_messages
+from gym_llm.envs.kernel import PythonKernel
 from gym_llm.envs.parsing import message_text, parse_tool_calls
+from gym_llm.envs.rewards import attempt_discounted
 from gym_llm.envs.tools import Tool, render_tools_prompt
 
 from .dataset import SAMPLE, DatasetSource, DatasetTasks
-from .envs import FEEDBACK, FORMAT_FEEDBACK, resolve_attempts, score_answer, strict_score
+from .envs import (
+    FEEDBACK,
+    FORMAT_FEEDBACK,
+    answer_formula,
+    resolve_attempts,
+    score_answer,
+    strict_score,
+)
 from .generators import GENERATORS
 from .signals import SIGNALS
 
@@ -102,6 +111,9 @@ class PythonToolEnv(ToolEnv):
         max_attempts: Final answers allowed; a wrong one (while turns remain)
             gets ``feedback``. Attempt k earns ``score * attempt_discount**k``.
         sympy: Make sympy importable in the jail (read-only copy of the host's).
+        persistent: Keep the tool's state (variables, imports) across the calls of an
+            episode, like a notebook kernel (:class:`gym_llm.envs.kernel.PythonKernel`:
+            earlier cells are run again, silently, before each new one).
         sandbox: Overrides of :data:`POLICY` (a Hydra ``sandbox`` group:
             limits, ``isolation``, ...).
         max_output_chars: Longest tool message (longer output is cut).
@@ -134,6 +146,7 @@ class PythonToolEnv(ToolEnv):
         format_weight: float = 0.0,
         lenient_decimals: bool = False,
         sympy: bool = True,
+        persistent: bool = False,
         sandbox: Mapping[str, Any] | None = None,
         max_output_chars: int = 4000,
         tools_in_prompt: bool = True,
@@ -156,6 +169,8 @@ class PythonToolEnv(ToolEnv):
         self.sandbox_config = dict(sandbox or {})
         self.policy = dataclasses.replace(POLICY, extra_ro_mounts=_package_mounts(("sympy", "mpmath")) if sympy else ())
         self._sandbox: Sandbox | None = None
+        self.persistent = bool(persistent)
+        self.kernel: PythonKernel | None = None
         self.python = Tool.from_function(self._python, name="python")
         if tools_in_prompt:
             system_prompt = system_prompt + "\n\n" + render_tools_prompt([self.python.schema])
@@ -175,7 +190,12 @@ class PythonToolEnv(ToolEnv):
             if self._sandbox is None:
                 self._sandbox = Sandbox.from_config(self.sandbox_config, policy=self.policy)
             env = {"PYTHONPATH": f"/work:{_JAIL_LIB}"} if self.policy.extra_ro_mounts else None
-            result = await self._sandbox.arun_code("python", code, env=env)
+            if self.persistent:
+                if self.kernel is None:
+                    self.kernel = PythonKernel(self._sandbox, env=env)
+                result = await self.kernel.arun(code)
+            else:
+                result = await self._sandbox.arun_code("python", code, env=env)
         except SandboxError as e:
             self.sandbox_error = f"sandbox failed: {e}"
             return "Error: the sandbox is unavailable, the code was not run."
@@ -188,7 +208,15 @@ class PythonToolEnv(ToolEnv):
     def on_reset(self, task: Task) -> dict[str, Any]:
         self.attempt = 0
         self.sandbox_error = None
+        self.kernel = None  # a persistent tool starts each episode empty
         return {"max_attempts": self.max_attempts}
+
+    def reward_formula(self) -> str:
+        """:func:`~gym_llm_math.envs.answer_formula` of the final answer, discounted by its attempt."""
+        score = answer_formula(self.format_weight)
+        if self.max_attempts == 1 or self.attempt_discount == 1.0:
+            return score
+        return attempt_discounted(score, self.attempt_discount)
 
     def score_episode(self, final_message: dict[str, Any] | None) -> RewardResult:
         if final_message is None:
