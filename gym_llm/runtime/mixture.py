@@ -34,6 +34,7 @@ seed, task index), and its place in the plan.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,10 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from gym_llm.envs.registry import spec
+from gym_llm.envs.registry import list_envs, spec
 from gym_llm.envs.taskref import TaskRef
 
-__all__ = ["Mixture", "EpisodeSpec", "heldout_plan", "step_rng", "allocate", "domain_of"]
+__all__ = ["Mixture", "EpisodeSpec", "heldout_plan", "step_rng", "allocate", "domain_of", "expand_ids"]
 
 #: Reset seeds are drawn below this bound (what ``numpy`` and every env accept).
 SEED_BOUND = 2**31 - 1
@@ -72,6 +73,20 @@ class EpisodeSpec:
 def domain_of(env_id: str) -> str:
     """The domain of an environment id: the part before ``/``."""
     return env_id.split("/", 1)[0]
+
+
+def expand_ids(env_id: str) -> list[str]:
+    """The ids a mixture entry's ``id`` names: an id names itself (looked up
+    later, where unknown ids are reported); a pattern with ``*``, ``?`` or
+    ``[`` names every registered id it matches (``fnmatch``), sorted:
+    ``reasoning/*`` every id of a domain, ``*`` every id of every installed
+    domain. A pattern that matches nothing raises ``ValueError``."""
+    if not any(c in env_id for c in "*?["):
+        return [env_id]
+    matched = [i for i in list_envs() if fnmatch.fnmatchcase(i, env_id)]
+    if not matched:
+        raise ValueError(f"mixture id pattern {env_id!r} matches no registered environment")
+    return matched
 
 
 def step_rng(seed: int, *keys: Any) -> random.Random:
