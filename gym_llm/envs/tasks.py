@@ -154,8 +154,13 @@ PROBE = 1024
 #: any generator): a split that runs out before has exactly that many tasks.
 SIZE_PROBE = 32
 #: An enumeration ends, the split then holding exactly the tasks found, after
-#: this many positions in a row draw a task already found.
+#: this many positions in a row draw a task already found, and at least
+#: :data:`MISS_FACTOR` times as many as it found: with ``c`` tasks found, a task
+#: still missing that the generator draws as often as an average one stays
+#: unseen over ``16 c`` draws with probability ``e^-16`` (a fixed 64 stopped
+#: math/Arithmetic-v0's 0.1 rung at 305 of its 322 train tasks).
 MISS_LIMIT = 64
+MISS_FACTOR = 16
 
 
 class _Distinct:
@@ -167,7 +172,7 @@ class _Distinct:
         self.seen: set[str] = set()     # content digests drawn so far
         self.drawn = 0                  # stream positions drawn
         self.misses = 0                 # positions in a row that repeated a task
-        self.exhausted = False          # no new task in MISS_LIMIT positions: the split is all found
+        self.exhausted = False          # a long run of no new task (MISS_LIMIT): the split is all found
         self.lock = threading.Lock()
 
 
@@ -191,7 +196,7 @@ class ProceduralTasks(TaskSet):
     Distinct indices are distinct tasks: task ``i`` is the ``i``-th stream
     position that drew a prompt (plan key) no earlier position drew,
     enumerated as far as asked, once per process. The generator *runs out*
-    when :data:`MISS_LIMIT` positions in a row draw nothing new: the split
+    when a long run of positions (:data:`MISS_LIMIT`) draws nothing new: the split
     then holds exactly the ``c`` tasks found, and a higher index names task
     ``i mod c`` (so an index drawn at random still plays). This holds for
     every index of a split declared (``sizes``) with at most
@@ -230,6 +235,11 @@ class ProceduralTasks(TaskSet):
         self.max_attempts = max_attempts
         self._threshold = int(heldout_fraction * 2**32)
         self._enumerations: dict[str, _Distinct] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the enumerations hold locks and belong to this process: an unpickled
+        # copy finds (or makes) its process's shared ones on first use
+        return {**self.__dict__, "_enumerations": {}}
 
     def _window(self, split: str) -> int:
         """Indices below this are distinct tasks (see the class doc)."""
@@ -308,7 +318,7 @@ class ProceduralTasks(TaskSet):
                 digest = self._draw(split, found.drawn)[2]
                 if digest in found.seen:
                     found.misses += 1
-                    found.exhausted = found.misses >= MISS_LIMIT
+                    found.exhausted = found.misses >= max(MISS_LIMIT, MISS_FACTOR * len(found.positions))
                 else:
                     found.seen.add(digest)
                     found.positions.append(found.drawn)

@@ -5,6 +5,7 @@ used to repeat a task (math/Arithmetic-v0 at difficulty 0) no longer do."""
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import gym_llm
@@ -32,6 +33,19 @@ def test_indices_of_a_small_space_are_distinct_and_counted() -> None:
     assert ts.describe_size("heldout") == f"{held} distinct (exact)"
 
 
+def test_a_split_that_runs_out_holds_every_task_of_its_space() -> None:
+    """The run of repeats that ends an enumeration grows with the tasks found:
+    a fixed 64 stopped a 400-prompt space (and math/WordProblems-v0's held-out
+    split, 346 of 385) before its last tasks."""
+    def space(rng: random.Random, difficulty: float) -> Draft:
+        n = rng.randrange(400)
+        return Draft(f"What is {n} + 2?", str(n + 2))
+
+    ts = ProceduralTasks("distinct-space", space)
+    held, train = ts.distinct_count("heldout", 500), ts.distinct_count("train", 1000)
+    assert held + train == 400 and ts.describe_size("heldout").startswith(f"{held} distinct (exact")
+
+
 def test_arithmetic_at_difficulty_zero_has_no_repeated_task() -> None:
     env = gym_llm.make("math/Arithmetic-v0", split="heldout", difficulty=0.0).unwrapped
     n = env.num_tasks
@@ -54,3 +68,12 @@ def test_a_large_space_keeps_its_tasks() -> None:
     assert ts.size("heldout") == 500 and ts.size("train") == 1_000_000_000
     assert [ts.get("heldout", i).metadata["index"] for i in range(5)] == list(range(5))
     assert "estimate" in ts.describe_size("train")
+
+
+def test_an_enumerated_task_set_pickles_and_its_copy_names_the_same_tasks() -> None:
+    """Vector env workers and checkpoints pickle envs mid-run: the
+    enumeration (locks included) stays in its process; a copy re-finds it."""
+    tasks = ProceduralTasks("few", few, sizes={"train": 1000, "heldout": 500})
+    before = [tasks.get("train", i).id for i in range(tasks.distinct_count("train", 1000))]
+    copy = pickle.loads(pickle.dumps(tasks))
+    assert [copy.get("train", i).id for i in range(len(before))] == before
