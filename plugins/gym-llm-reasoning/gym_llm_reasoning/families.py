@@ -20,9 +20,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import sys
 import tempfile
 from importlib.metadata import version
 from pathlib import Path
@@ -43,6 +45,9 @@ EXCLUDED = {
                    "rollouts",
     "sokoban": "its curriculum's boards (6x6 to 19x19 with 4 to 10 boxes) took 1 to 36 s a task to "
                "generate here (a search for a solvable board): it would stall rollouts",
+    **{family: "its generator iterates a set of strings, so the task at a seed depends on the process's "
+               "PYTHONHASHSEED: tasks, ids and splits would differ from one process to the next"
+       for family in ("isomorphic_strings", "polynomial_multiplication", "ransom_note")},
 }
 
 #: family -> {curriculum attribute: lowest level used}, where reasoning-gym's
@@ -162,5 +167,10 @@ def dataset(family: str, difficulty: float, block: int) -> Any:
 
 def generate(family: str, difficulty: float, block: int, index: int) -> dict[str, Any]:
     """reasoning-gym's entry (``question``, ``answer``, ``metadata``) at
-    ``index`` of seed block ``block``: the same in any process."""
-    return dataset(family, difficulty, block)[index]
+    ``index`` of seed block ``block``: the same in any process.
+
+    What a generator prints (bf's compiler prints progress dots) goes to
+    stderr: stdout belongs to the program using the env (a JSON answer, a
+    stdio protocol)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        return dataset(family, difficulty, block)[index]
