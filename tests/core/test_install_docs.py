@@ -17,6 +17,7 @@ fails the resolution already.
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
 import shlex
@@ -30,7 +31,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "sandbox" / "README.md",
+        *sorted(ROOT.glob("plugins/*/README.md"))]
 #: The pins a command resolves under (the Makefile's TORCH).
 CONSTRAINTS = "torch==2.13.0\n"
 #: What the checkout copies leave out (not needed to resolve, and large or volatile).
@@ -50,10 +52,10 @@ def install_commands() -> list[tuple[str, str]]:
             for line in block.splitlines():
                 line = line.split(" #")[0].strip()
                 if re.match(r"(\.venv/bin/)?pip install ", line):
-                    found.append((doc.name, line))
+                    found.append((str(doc.relative_to(ROOT)), line))
         prose = re.sub(r"```[a-z]*\n.*?```", "", text, flags=re.S)
         for span in re.findall(r"`(pip install [^`]+)`", prose):
-            found.append((doc.name, " ".join(span.split())))
+            found.append((str(doc.relative_to(ROOT)), " ".join(span.split())))
     return found
 
 
@@ -67,6 +69,46 @@ def test_the_docs_name_no_package_the_index_lacks():
                         and not a.startswith(".")]
         ours = [r for r in requirements if re.match(r"gym[-_]llm", r)]
         assert not ours, f"{doc}: `{command}` asks the index for {ours}: install from the checkout"
+
+
+def local_projects() -> dict[str, tuple[str, set[str]]]:
+    """``{distribution name: (its path as the commands write it, the local
+    distributions it requires)}`` for the checkout's projects."""
+    found: dict[str, tuple[str, set[str]]] = {}
+    for cfg in [ROOT / "setup.cfg", *sorted(ROOT.glob("*/setup.cfg")), *sorted(ROOT.glob("plugins/*/setup.cfg"))]:
+        parser = configparser.ConfigParser()
+        parser.read(cfg)
+        if not parser.has_option("metadata", "name"):
+            continue
+        needs = {re.split(r"[\[<>=!~ ;]", line.strip(), maxsplit=1)[0]
+                 for line in parser.get("options", "install_requires", fallback="").splitlines()
+                 if line.strip() and not line.strip().startswith("#")}
+        path = "./" + os.path.normpath(cfg.parent.relative_to(ROOT)) if cfg.parent != ROOT else "."
+        found[parser.get("metadata", "name")] = (path, needs)
+    return found
+
+
+def test_each_command_brings_the_local_projects_it_needs():
+    """gym-llm and gym-llm-sandbox are on no index, so a command that installs
+    a plugin (or the core) without ``--no-deps`` must install what it needs
+    from the checkout in the same command: ``pip install -e plugins/x`` alone
+    fails on a fresh machine even though it resolves beside the core."""
+    projects = local_projects()
+    path_of = {name: path for name, (path, _) in projects.items()}
+    needs_of = {path: {n for n in needs if n in projects} for path, needs in projects.values()}
+    for needs in needs_of.values():  # what a local dependency needs, it needs too
+        while grown := {m for n in needs for m in needs_of[path_of[n]]} - needs:
+            needs |= grown
+    problems = []
+    for doc, command in install_commands():
+        no_deps, wanted = requirements(command)
+        if no_deps:
+            continue
+        for path in [w for w in wanted if w in needs_of]:
+            missing = sorted(path_of[n] for n in needs_of[path] if path_of[n] not in wanted)
+            if missing:
+                problems.append(f"{doc}: `{command}` installs {path} without {missing}")
+    assert not problems, "\n".join(problems)
 
 
 def _dry_run(python: Path, args: list[str], checkout: Path) -> tuple[int, str]:

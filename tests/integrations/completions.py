@@ -19,9 +19,14 @@ MALFORMED = '<tool_call>{"name": </tool_call> \\boxed{'
 
 def right_turns(env_id: str, answer: Any) -> list[str]:
     """The reference ``answer`` of an ``env_id`` task as its assistant turns:
-    code in a fenced block; a tool episode's calls as ``<tool_call>`` blocks,
-    then a closing turn; any other answer boxed."""
+    code in a fenced block; a repository task's files (``{path: content}``)
+    written by ``write_file`` calls, then ``submit``; a tool episode's calls as
+    ``<tool_call>`` blocks, then a closing turn; any other answer boxed."""
     domain = env_id.split("/")[0]
+    if domain == "code" and isinstance(answer, dict):
+        calls = [{"name": "write_file", "arguments": {"path": path, "content": content}}
+                 for path, content in answer.items()]
+        return ["".join(f"<tool_call>{json.dumps(c)}</tool_call>" for c in [*calls, {"name": "submit", "arguments": {}}])]
     if domain == "code":
         return [f"```python\n{answer}\n```"]
     if domain == "tool":
