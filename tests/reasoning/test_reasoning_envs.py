@@ -102,3 +102,16 @@ def test_every_family_has_a_valid_config_at_every_difficulty(difficulty):
         except AssertionError as e:
             refused.append((family, str(e)))
     assert not refused
+
+
+def test_a_generator_does_not_change_the_process_decimal_precision() -> None:
+    """decimal_arithmetic sets ``getcontext().prec`` when it generates: other
+    domains' Decimal arithmetic in the same process must keep its precision."""
+    import decimal
+
+    before = decimal.getcontext().prec
+    env = gym_llm.make("reasoning/DecimalArithmetic-v0", seed=3)
+    for seed in range(5):
+        env.reset(seed=seed)
+    env.close()
+    assert decimal.getcontext().prec == before

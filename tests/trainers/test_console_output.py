@@ -36,7 +36,9 @@ def test_torch_threads_sleep_while_they_wait(policy: str | None, spin_count: str
     (no spinning: the warm start collapsed on a shared CPU, benchmarks/RESULTS.md
     "warm_start_contention"), unless the environment chose a policy; the
     runtime itself reports what it took (OMP_DISPLAY_ENV)."""
-    env = {k: v for k, v in cli_env().items() if k != "OMP_WAIT_POLICY"}
+    # a user's environment, not this test process's: earlier tests' imports may have
+    # added variables under which the child loads torch's OpenMP runtime first
+    env = {k: v for k, v in cli_env().items() if k in ("PATH", "HOME", "PYTHONPATH", "OMP_NUM_THREADS", "TMPDIR")}
     env["OMP_DISPLAY_ENV"] = "verbose"
     if policy:
         env["OMP_WAIT_POLICY"] = policy

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import contextlib
+import decimal
 import functools
 import json
 import os
@@ -171,6 +172,9 @@ def generate(family: str, difficulty: float, block: int, index: int) -> dict[str
 
     What a generator prints (bf's compiler prints progress dots) goes to
     stderr: stdout belongs to the program using the env (a JSON answer, a
-    stdio protocol)."""
-    with contextlib.redirect_stdout(sys.stderr):
+    stdio protocol). A generator that sets the thread's decimal context
+    (decimal_arithmetic sets ``getcontext().prec``) sets a local copy: every
+    other Decimal computation of the process (other domains' verifiers) keeps
+    its own precision."""
+    with contextlib.redirect_stdout(sys.stderr), decimal.localcontext():
         return dataset(family, difficulty, block)[index]
