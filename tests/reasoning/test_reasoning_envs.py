@@ -1,6 +1,7 @@
 """Every reasoning id, swept: registration, the info keys, the reference
 answer earning 1.0, bad input earning 0 with a reason, a candidate list
-earning 0, splits disjoint by task id and by question, difficulty reaching
+earning 0, no answer running as Python (reasoning-gym's verifiers ``eval``
+some answers), splits disjoint by task id and by question, difficulty reaching
 the family's curriculum. (tests/test_contract.py sweeps check_env,
 determinism across processes and the bad-action table for every id too.)"""
 
@@ -21,6 +22,11 @@ BAD = {
     "markup flood": "<answer>" * 50_000 + "</answer>" * 3,
     "unclosed": "<answer>42",
 }
+#: Answers that write ``{mark}`` if a verifier evaluates them as Python (as eval and
+#: sympy's parse_expr do): a bare call, inside a list, inside an arithmetic expression.
+CODE = ["__import__('pathlib').Path('{mark}').touch()", "[__import__('pathlib').Path('{mark}').touch()]",
+        "24 + 0*len(str(__import__('pathlib').Path('{mark}').touch()))",
+        "x + C + 0*len(str(__import__('pathlib').Path('{mark}').touch()))"]
 
 
 def test_every_family_of_reasoning_gyms_registry_is_an_id():
@@ -34,7 +40,7 @@ def test_every_family_of_reasoning_gyms_registry_is_an_id():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["train", "heldout"])
-def test_sweep_every_id(split):
+def test_sweep_every_id(split, tmp_path):
     problems = []
     for i in IDS:
         env = gym_llm.make(i, split=split, seed=0)
@@ -57,6 +63,11 @@ def test_sweep_every_id(split):
             _, reward, term, trunc, step_info = env.step(action)
             if reward != 0.0 or not (term or trunc) or not step_info.get("reason") or "reward_error" in step_info:
                 problems.append((i, kind, reward, step_info.get("reason"), step_info.get("reward_error")))
+        for code in CODE:
+            mark = tmp_path / i.replace("/", "_")
+            env.reset(options={"task_index": 1})
+            if env.step(f"<answer>{code.format(mark=mark)}</answer>")[1] != 0.0 or mark.exists():
+                problems.append((i, "ran the answer as code", code))
     assert not problems
 
 

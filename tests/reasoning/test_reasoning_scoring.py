@@ -5,6 +5,8 @@ pays 0; the reference still earns 1.0 through ours."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from gym_llm_reasoning import env_id
 from gym_llm_reasoning.scoring import lists_candidates
@@ -162,3 +164,34 @@ def test_the_tag_parser_is_total_and_linear():
     for flood in ("<answer>" * 200_000, "</answer><answer>" * 100_000, "<answe" * 200_000):
         extract_tagged(flood)
     assert time.perf_counter() - start < 5.0  # a regex over the whole text from each opener was quadratic
+
+
+@pytest.mark.parametrize("family", ["puzzle24", "countdown", "simple_integration", "intermediate_integration"])
+def test_expression_answers_are_arithmetic_only(family):
+    from gym_llm_reasoning.scoring import EXPRESSIONS, is_expression
+
+    operators, names = EXPRESSIONS[family]
+    for difficulty in (0.0, 1.0):
+        for index in range(0, 20, 4):
+            task = task_of(family, index, difficulty=difficulty).task
+            variable = task.metadata["rg_entry"]["metadata"].get("variable")
+            assert is_expression(task.answer, operators, names | {variable} if variable else names), task.answer
+    # each of these reached reasoning-gym's parse_expr: code, or a number too big to compute
+    for attack in ["9**9**9**9", "2**(999*999)", "x**(9**9)", "x**2**99", "__import__('os')", "x.real",
+                   "(lambda: 24)()", "'24'", "1e999999", "9" * 13, "[24]", "24; 1", "24 if 1 else 0"]:
+        assert not is_expression(attack, operators, names | {"x"}), attack
+
+
+def test_a_verdict_past_the_deadline_scores_zero_and_the_next_verdict_runs(monkeypatch):
+    from gym_llm_reasoning import verifier
+
+    env = task_of("intermediate_integration", 1)
+    monkeypatch.setattr(verifier, "TIMEOUT_S", 3.0)
+    slow = "sin(" * 12 + "x" + ")" * 12  # sympy's simplify of its derivative: about 20 s
+    env.reset(options={"task_index": 1})
+    started = time.monotonic()
+    _, reward, *_, info = env.step(f"<answer>{slow}</answer>")
+    assert reward == 0.0 and "ran past 3 s" in info["reason"]
+    assert time.monotonic() - started < 15  # the deadline, plus a worker start on a loaded machine
+    monkeypatch.undo()
+    assert our_score(env, f"<answer>{env.task.answer}</answer>") == 1.0  # a new worker

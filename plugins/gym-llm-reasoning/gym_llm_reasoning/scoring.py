@@ -10,6 +10,14 @@ answer. It is then checked, in order:
 2. **Format** (:data:`ANSWER_FORMATS`): for families whose verifier picks what
    it wants out of any text (the first number, every ``A``-``C`` letter, every
    ``0``/``1``), the whole answer must be in the asked form.
+   **Expressions** (:data:`EXPRESSIONS`): for families whose verifier hands the
+   answer to sympy's ``parse_expr`` (which runs Python's ``eval``), the answer
+   must be arithmetic: numbers of at most 12 digits, the family's operators,
+   parentheses and its names (:func:`is_expression`). Any other text would run
+   as code in the trainer's process, and a power tower (``9**9**9**9``) would
+   never finish, so an exponent is a name or a number of at most 3 digits.
+   What is left, sympy's time, is bounded: these families are scored in a
+   worker process with a deadline (:mod:`.verifier`).
 3. **Candidate lists** (:func:`lists_candidates`): an answer that holds the
    reference as one item of a longer list (``qqqq, 5, zzzz``, ``5 or 6``) is a
    hedge.
@@ -25,17 +33,21 @@ scores that answer 0 with the reason; it is no environment failure.
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tokenize
 from collections.abc import Callable
 from typing import Any
 
 from gym_llm import RewardResult
 from gym_llm.envs.parsing import extract_tagged
 
+from .verifier import VerifierTimeout
+
 __all__ = [
-    "ANSWER_FORMATS", "OWN_VERIFIERS", "REFERENCES", "reference_answer", "score_entry", "lists_candidates",
-    "answer_limit", "MAX_ANSWER_CHARS",
+    "ANSWER_FORMATS", "EXPRESSIONS", "OWN_VERIFIERS", "REFERENCES", "reference_answer", "score_entry",
+    "lists_candidates", "is_expression", "answer_limit", "MAX_ANSWER_CHARS",
 ]
 
 #: The longest answer read when the family has no reference to size it by.
@@ -58,6 +70,62 @@ ANSWER_FORMATS: dict[str, re.Pattern[str]] = {
     # Python's truthiness: see OWN_VERIFIERS
     "game_of_life_halting": re.compile(r"(?i)true|false"),
 }
+
+_ARITHMETIC = frozenset("+-*/()")
+_CALCULUS_NAMES = frozenset({"C", "E", "pi", "sin", "cos", "tan", "exp", "log", "sqrt", "asin", "acos", "atan",
+                             "sinh", "cosh", "tanh"})
+
+#: family -> (operators, names) an answer may use, where reasoning-gym's verifier
+#: evaluates it with sympy's ``parse_expr`` (:func:`is_expression`); the integration
+#: families add the task's variable (``metadata["variable"]``).
+EXPRESSIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "puzzle24": (_ARITHMETIC, frozenset()),
+    "countdown": (_ARITHMETIC, frozenset()),
+    "simple_integration": (_ARITHMETIC | {"**"}, _CALCULUS_NAMES),
+    "intermediate_integration": (_ARITHMETIC | {"**"}, _CALCULUS_NAMES),
+}
+
+_MAX_DIGITS, _MAX_EXPONENT_DIGITS = 12, 3
+_LAYOUT = {tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
+
+
+def is_expression(text: str, operators: frozenset[str], names: frozenset[str]) -> bool:
+    """Whether ``text`` is only numbers (at most 12 digits), ``operators``,
+    parentheses and ``names``, with every ``**`` raising to a name or to a
+    number of at most 3 digits (``x**-2``, ``x**(3/2)`` too): Python tokens, so
+    no string, attribute, call of an unlisted name or keyword gets through."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in _LAYOUT]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.NUMBER:
+            if sum(c.isdigit() for c in tok.string) > _MAX_DIGITS or not tok.string.replace(".", "").isdigit():
+                return False
+        elif tok.type == tokenize.NAME:
+            if tok.string not in names:
+                return False
+        elif tok.type != tokenize.OP or tok.string not in operators or (
+                tok.string == "**" and not _small_exponent(tokens[i + 1:i + 8])):
+            return False
+    return bool(tokens)
+
+
+_EXPONENT_PATTERNS = ("-?a", "(-?n/n)", "(-?n)")
+
+
+def _small_exponent(after: list[tokenize.TokenInfo]) -> bool:
+    """What follows ``**`` is ``[-]atom``, ``([-]number/number)`` or ``([-]number)``
+    (an atom is a name or a number, numbers of at most 3 digits), and no
+    further ``**`` raises it (``9**9**9`` is ``9**(9**9)``)."""
+    shape = "".join("n" if t.type == tokenize.NUMBER and len(t.string) <= _MAX_EXPONENT_DIGITS
+                    and t.string.isdigit() else "a" if t.type == tokenize.NAME else t.string for t in after)
+    for pattern in _EXPONENT_PATTERNS:
+        m = re.match(pattern.replace("(", r"\(").replace(")", r"\)").replace("a", "[an]"), shape)
+        if m and not shape[m.end():].startswith("**"):
+            return True
+    return False
+
 
 _KK_FILLER = {"is", "a", "an", "and"}
 
@@ -89,11 +157,26 @@ def _game_of_life_halting(answer: str, entry: dict[str, Any]) -> float:
     return float(answer.strip().lower() == str(entry["answer"]).strip().lower())
 
 
+def _exact(answer: str, entry: dict[str, Any]) -> float:
+    return float(answer.strip() == str(entry["answer"]).strip())
+
+
+def _n_queens(answer: str, entry: dict[str, Any]) -> float:
+    return float(answer in entry["metadata"]["valid_answers"])
+
+
 #: family -> our verifier ``(answer, entry) -> 0.0 | 1.0`` where reasoning-gym's
-#: accepts wrong answers (docs/reasoning.md, "Fixes").
+#: accepts wrong answers, or where it ``eval``s the answer as Python (string_insertion,
+#: spiral_matrix, binary_matrix, n_queens: a path that pays only partial credit,
+#: which is no reward here, so ours is reasoning-gym's exact comparison alone)
+#: (docs/reasoning.md, "Fixes").
 OWN_VERIFIERS: dict[str, Callable[[str, dict[str, Any]], float]] = {
     "knights_knaves": _knights_knaves,
     "game_of_life_halting": _game_of_life_halting,
+    "string_insertion": _exact,
+    "spiral_matrix": _exact,
+    "binary_matrix": _exact,
+    "n_queens": _n_queens,
 }
 
 #: family -> the reference answer built from the entry's metadata, for families
@@ -161,11 +244,19 @@ def score_entry(family: str, entry: dict[str, Any], verifier: Callable[[str, dic
     form = ANSWER_FORMATS.get(family)
     if form is not None and form.fullmatch(answer.strip()) is None:
         return _zero(f"answer not in the asked form ({form.pattern})", 1.0)
+    if family in EXPRESSIONS:
+        operators, names = EXPRESSIONS[family]
+        variable = entry.get("metadata", {}).get("variable")
+        if not is_expression(answer, operators, names | {variable} if isinstance(variable, str) else names):
+            return _zero("answer is not an arithmetic expression of the asked form (numbers, "
+                         f"{' '.join(sorted(operators))}, names of the task)", 1.0)
     if lists_candidates(answer, reference):
         return _zero("the answer lists candidates", 1.0, hedge="candidate list")
     check = OWN_VERIFIERS.get(family, verifier)
     try:
         raw = float(check(answer, entry))
+    except VerifierTimeout as e:
+        return _zero(f"no verdict: {e}", 1.0)
     except Exception as e:  # reasoning-gym's verifiers raise on some text (int("x"))
         return _zero(f"wrong answer (the verifier raised {type(e).__name__} on it)", 1.0)
     if raw >= 1.0:
