@@ -58,7 +58,10 @@ def _episode(env, action, limit=64):
 
 
 @pytest.fixture(scope="module")
-def other_process_fingerprints():
+def other_process_fingerprints(tmp_path_factory):
+    # its own empty cache: tasks an env caches on disk (reasoning's entries) are generated there, so the
+    # comparison is of two generations (or of one with what an earlier process cached), never a copy
+    cache = tmp_path_factory.mktemp("other_process_cache")
     code = (
         "import json, sys, gym_llm\n"
         "from tests.test_contract import fingerprint\n"
@@ -66,7 +69,7 @@ def other_process_fingerprints():
         "print(json.dumps({i: fingerprint(i, 7) for i in ENV_IDS}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "123", "PATH": "/usr/bin:/bin"})
+                         env={"PYTHONHASHSEED": "123", "PATH": "/usr/bin:/bin", "GYM_LLM_CACHE": str(cache)})
     return json.loads(out.stdout)
 
 

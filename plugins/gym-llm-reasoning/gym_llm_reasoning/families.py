@@ -16,6 +16,13 @@
   to level ``round(d * (levels - 1))``; the configuration is reasoning-gym's
   own (``generate_configuration``: a range attribute spans its lowest level
   to the chosen one).
+* The entry cache: every generated entry is kept on disk, in
+  ``$GYM_LLM_CACHE/reasoning/entries-<version>.sqlite`` (pickled; one row per
+  family, difficulty, block and index), and read from there by any later
+  process: a search-based generator (puzzle24: about half a second a task)
+  pays once per machine. :func:`pregenerate` fills it ahead of a run
+  (``python -m gym_llm_reasoning.pregenerate``). An unwritable or unreadable
+  cache is no error: entries are generated as without it.
 """
 
 from __future__ import annotations
@@ -25,15 +32,19 @@ import decimal
 import functools
 import json
 import os
+import pickle
+import sqlite3
 import sys
 import tempfile
+import threading
+import warnings
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "EXCLUDED", "LEVEL_FLOORS", "BLOCK_SIZE", "catalogue", "env_id", "family_of", "dataset", "generate",
-    "reasoning_gym_version",
+    "pregenerate", "reasoning_gym_version",
 ]
 
 #: Registry names that are no task family of their own, with the reason
@@ -60,6 +71,7 @@ LEVEL_FLOORS = {"puzzle24": {"value": 1}}
 BLOCK_SIZE = 500
 
 
+@functools.cache
 def reasoning_gym_version() -> str:
     """The installed reasoning-gym's version."""
     return version("reasoning-gym")
@@ -70,9 +82,12 @@ def env_id(family: str) -> str:
     return "reasoning/" + "".join(p[:1].upper() + p[1:] for p in family.split("_")) + "-v0"
 
 
+def _cache_root() -> Path:
+    return Path(os.environ.get("GYM_LLM_CACHE") or os.path.join(Path.home(), ".cache", "gym_llm")) / "reasoning"
+
+
 def _cache_file() -> Path:
-    root = os.environ.get("GYM_LLM_CACHE") or os.path.join(Path.home(), ".cache", "gym_llm")
-    return Path(root) / "reasoning" / f"catalogue-{reasoning_gym_version()}.json"
+    return _cache_root() / f"catalogue-{reasoning_gym_version()}.json"
 
 
 def _read_registry() -> dict[str, dict[str, Any]]:
@@ -166,9 +181,67 @@ def dataset(family: str, difficulty: float, block: int) -> Any:
     return DATASETS[family][0](config=_config(family, difficulty, seed=block))
 
 
+class _EntryCache:
+    """Generated entries on disk (see the module doc): one sqlite database per
+    reasoning-gym version and cache root, shared by processes (WAL), read and
+    written under one lock per process. The first failure to open, read or
+    write it turns it off for the process with one warning."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._path: Path | None = None
+        self._pid = os.getpid()
+        self._off = False
+
+    def _connect(self) -> sqlite3.Connection | None:
+        path = _cache_root() / f"entries-{reasoning_gym_version()}.sqlite"
+        if self._pid != os.getpid():  # a forked child: the parent's connection is not its to use
+            self._db, self._path, self._pid = None, None, os.getpid()
+        if self._path != path:  # GYM_LLM_CACHE changed (tests): another database
+            if self._db is not None:
+                self._db.close()
+            self._db, self._path, self._off = None, path, False
+        if self._db is None and not self._off:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=60, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS entries (family TEXT, difficulty REAL, block INTEGER, "
+                       "idx INTEGER, entry BLOB, PRIMARY KEY (family, difficulty, block, idx))")
+            self._db = db
+        return self._db
+
+    def _run(self, action: Any) -> Any:
+        with self._lock:
+            try:
+                db = self._connect()
+                return None if db is None else action(db)
+            except (OSError, sqlite3.Error, pickle.UnpicklingError) as e:
+                self._off = True
+                warnings.warn(f"reasoning entry cache {self._path} turned off for this process: {e}", stacklevel=3)
+                return None
+
+    def get(self, key: tuple[str, float, int, int]) -> dict[str, Any] | None:
+        row = self._run(lambda db: db.execute(
+            "SELECT entry FROM entries WHERE family=? AND difficulty=? AND block=? AND idx=?", key).fetchone())
+        return pickle.loads(row[0]) if row else None
+
+    def put(self, key: tuple[str, float, int, int], entry: dict[str, Any]) -> None:
+        try:
+            blob = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an entry holding something pickle cannot write is generated each time
+            return
+        self._run(lambda db: db.execute("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?)", (*key, blob)))
+
+
+_ENTRIES = _EntryCache()
+
+
 def generate(family: str, difficulty: float, block: int, index: int) -> dict[str, Any]:
     """reasoning-gym's entry (``question``, ``answer``, ``metadata``) at
-    ``index`` of seed block ``block``: the same in any process.
+    ``index`` of seed block ``block``: the same in any process; read from
+    the entry cache when an earlier process generated it.
 
     What a generator prints (bf's compiler prints progress dots) goes to
     stderr: stdout belongs to the program using the env (a JSON answer, a
@@ -176,5 +249,24 @@ def generate(family: str, difficulty: float, block: int, index: int) -> dict[str
     (decimal_arithmetic sets ``getcontext().prec``) sets a local copy: every
     other Decimal computation of the process (other domains' verifiers) keeps
     its own precision."""
-    with contextlib.redirect_stdout(sys.stderr), decimal.localcontext():
-        return dataset(family, difficulty, block)[index]
+    key = (family, float(difficulty), block, index)
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        with contextlib.redirect_stdout(sys.stderr), decimal.localcontext():
+            entry = dataset(family, difficulty, block)[index]
+        _ENTRIES.put(key, entry)
+    return entry
+
+
+def pregenerate(family: str, difficulty: float, blocks: range) -> int:
+    """Generate every entry of ``blocks`` of ``family`` at ``difficulty`` into
+    the entry cache (those already there are read, not generated); the count
+    of entries reasoning-gym could not generate (its generator raised)."""
+    failed = 0
+    for block in blocks:
+        for index in range(BLOCK_SIZE):
+            try:
+                generate(family, difficulty, block, index)
+            except Exception:
+                failed += 1
+    return failed
