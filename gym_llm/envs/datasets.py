@@ -34,9 +34,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from .jsonio import parse_jsonl
-from .tasks import check_split
+from .tasks import Task, TaskSet, check_split
 
-__all__ = ["read_rows", "local_path_reason", "DatasetFileError", "HF_SPLITS", "FILE_TYPES", "DATA_FILE_ENDINGS"]
+__all__ = [
+    "read_rows", "local_path_reason", "DatasetFileError", "HF_SPLITS", "FILE_TYPES", "DATA_FILE_ENDINGS",
+    "DatasetSource", "RowTasks",
+]
+
+#: What a dataset env's ``path`` takes: one source for both splits, or ``{"train": ..., "heldout": ...}``.
+DatasetSource = str | os.PathLike | Mapping[str, "str | os.PathLike"]
 
 #: The Hugging Face split read for each of our splits (folders, hub names).
 HF_SPLITS: dict[str, str] = {"train": "train", "heldout": "test"}
@@ -196,3 +202,39 @@ def _import(module: str, purpose: str) -> Any:
     except ImportError as e:
         raise ImportError(f"{purpose} needs `{module}`: pip install {module} "
                           "(or the domain's [data] extra, e.g. gym-llm-math[data])") from e
+
+
+class RowTasks(TaskSet):
+    """A task set read from dataset rows: ``paths`` maps each split to its
+    source (one source serves both splits; a mapping's keys are checked
+    splits); a subclass reads a split's tasks in :meth:`tasks`, keyed by
+    :meth:`stamp` so a per-process cache reads an edited file again; size and
+    indexing follow from them."""
+
+    def __init__(self, path: DatasetSource):
+        if isinstance(path, Mapping):
+            self.paths = {check_split(s): os.fspath(p) for s, p in path.items()}
+        else:
+            self.paths = {"train": os.fspath(path), "heldout": os.fspath(path)}
+
+    @staticmethod
+    def stamp(path: str) -> tuple[int, int]:
+        """``(size, mtime_ns)`` of a local file; ``(0, 0)`` for a Hugging Face name."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return (0, 0)
+        return (st.st_size, st.st_mtime_ns)
+
+    def tasks(self, split: str) -> tuple[Task, ...]:
+        """The tasks of ``split``, in row order."""
+        raise NotImplementedError
+
+    def size(self, split: str) -> int:
+        return len(self.tasks(split))
+
+    def get(self, split: str, index: int) -> Task:
+        tasks = self.tasks(split)
+        if not 0 <= index < len(tasks):
+            raise IndexError(f"task_index {index} out of range for split {split!r} ({len(tasks)} tasks)")
+        return tasks[index]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from gym_llm.envs.datasets import read_rows
+from gym_llm.envs.datasets import DatasetSource, read_rows
 from gym_llm.envs.rewards import RewardResult
 from gym_llm.envs.tasks import Task, TaskList, check_split
 
@@ -56,7 +56,7 @@ class DatasetEnv(CodeEnv):
     def __init__(
         self,
         *,
-        path: str | Mapping[str, str] | None = None,
+        path: DatasetSource | None = None,
         format: str = "auto",
         hf_config: str | None = None,
         hf_splits: Mapping[str, str] | None = None,

@@ -17,13 +17,12 @@ topic: the response must share a content word with the prompt).
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gym_llm.envs.datasets import read_rows
-from gym_llm.envs.tasks import Task, TaskSet, check_split, content_hash
+from gym_llm.envs.datasets import DatasetSource, RowTasks, read_rows
+from gym_llm.envs.tasks import Task, check_split, content_hash
 
 from .constraints import validate
 
@@ -33,8 +32,6 @@ _DATA = Path(__file__).with_name("data")
 #: The bundled sample (IFEval format, written for this package): the default
 #: of ``instruct/Dataset-v0``, so it runs offline out of the box.
 SAMPLE: dict[str, str] = {"train": str(_DATA / "sample_train.jsonl"), "heldout": str(_DATA / "sample_heldout.jsonl")}
-
-DatasetSource = str | os.PathLike | Mapping[str, "str | os.PathLike"]
 
 
 def _row_task(row: dict[str, Any], where: str, split: str) -> Task:
@@ -77,18 +74,16 @@ def _load(path: str, stamp: tuple[int, int], split: str, hashed: float | None, s
     return tuple(tasks.values())
 
 
-class IFEvalTasks(TaskSet):
+class IFEvalTasks(RowTasks):
     """Tasks from IFEval-format rows; each split is read on first use (cached
     per process, keyed by the file's size and modification time)."""
 
     def __init__(self, path: DatasetSource, *, heldout_fraction: float = 0.2, skip_unsupported: bool = False):
-        if isinstance(path, Mapping):
-            self.paths = {check_split(s): os.fspath(p) for s, p in path.items()}
-            self.hashed: float | None = None
-        else:
+        super().__init__(path)
+        self.hashed: float | None = None
+        if not isinstance(path, Mapping):
             if not 0.0 < heldout_fraction < 1.0:
                 raise ValueError(f"heldout_fraction must be in (0, 1), got {heldout_fraction}")
-            self.paths = {"train": os.fspath(path), "heldout": os.fspath(path)}
             self.hashed = heldout_fraction
         self.skip_unsupported = bool(skip_unsupported)
 
@@ -97,18 +92,4 @@ class IFEvalTasks(TaskSet):
         if split not in self.paths:
             return ()
         path = self.paths[split]
-        try:
-            st = os.stat(path)
-            stamp = (st.st_size, st.st_mtime_ns)
-        except OSError:  # a Hugging Face dataset name
-            stamp = (0, 0)
-        return _load(path, stamp, split, self.hashed, self.skip_unsupported)
-
-    def size(self, split: str) -> int:
-        return len(self.tasks(split))
-
-    def get(self, split: str, index: int) -> Task:
-        tasks = self.tasks(split)
-        if not 0 <= index < len(tasks):
-            raise IndexError(f"task_index {index} out of range for split {split!r} ({len(tasks)} tasks)")
-        return tasks[index]
+        return _load(path, self.stamp(path), split, self.hashed, self.skip_unsupported)

@@ -13,14 +13,12 @@ becomes the task's difficulty ((level - 1) / 4).
 from __future__ import annotations
 
 import functools
-import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gym_llm.envs.datasets import read_rows
-from gym_llm.envs.tasks import Task, TaskSet, check_split, content_hash
+from gym_llm.envs.datasets import DatasetSource, RowTasks, read_rows
+from gym_llm.envs.tasks import Task, check_split, content_hash
 
 from .answers import extract_gold
 
@@ -30,8 +28,6 @@ _DATA = Path(__file__).with_name("data")
 #: The bundled sample (GSM8K format, written for this package): the default of
 #: ``math/Dataset-v0``, so it runs offline out of the box.
 SAMPLE: dict[str, str] = {"train": str(_DATA / "sample_train.jsonl"), "heldout": str(_DATA / "sample_heldout.jsonl")}
-
-DatasetSource = str | os.PathLike | Mapping[str, "str | os.PathLike"]
 
 _QUESTION_KEYS = ("question", "problem")
 _ANSWER_KEYS = ("answer", "solution")
@@ -87,7 +83,7 @@ def _load_tasks(
     return tuple(tasks)
 
 
-class DatasetTasks(TaskSet):
+class DatasetTasks(RowTasks):
     """Tasks read from a dataset; each split is loaded on first use (and cached
     per process, keyed by the file's size and modification time).
 
@@ -107,13 +103,7 @@ class DatasetTasks(TaskSet):
         answer_key: str | None = None,
         max_difficulty: float | None = None,
     ):
-        if isinstance(path, Mapping):
-            unknown = {check_split(s) for s in path} - {"train", "heldout"}
-            if unknown:
-                raise ValueError(f"unknown splits in dataset mapping: {sorted(unknown)}")
-            self.paths = {check_split(s): os.fspath(p) for s, p in path.items()}
-        else:
-            self.paths = {"train": os.fspath(path), "heldout": os.fspath(path)}
+        super().__init__(path)
         self.hf_config, self.question_key, self.answer_key = hf_config, question_key, answer_key
         if max_difficulty is not None and not 0.0 <= max_difficulty <= 1.0:
             raise ValueError(f"difficulty must be in [0, 1], got {max_difficulty}")
@@ -124,21 +114,7 @@ class DatasetTasks(TaskSet):
         if split not in self.paths:
             raise ValueError(f"no dataset given for split {split!r} (have {sorted(self.paths)})")
         path = self.paths[split]
-        try:
-            st = os.stat(path)
-            stamp = (st.st_size, st.st_mtime_ns)
-        except OSError:  # a Hugging Face dataset name
-            stamp = (0, 0)
-        tasks = _load_tasks(path, stamp, split, self.hf_config, self.question_key, self.answer_key)
+        tasks = _load_tasks(path, self.stamp(path), split, self.hf_config, self.question_key, self.answer_key)
         if self.max_difficulty is None:
             return tasks
         return tuple(t for t in tasks if t.difficulty <= self.max_difficulty)
-
-    def size(self, split: str) -> int:
-        return len(self.tasks(split))
-
-    def get(self, split: str, index: int) -> Task:
-        tasks = self.tasks(split)
-        if not 0 <= index < len(tasks):
-            raise IndexError(f"task_index {index} out of range for split {split!r} ({len(tasks)} tasks)")
-        return tasks[index]
