@@ -204,7 +204,7 @@ def _letter_sample(rng: random.Random, ctx: SampleContext) -> dict[str, Any]:
            sample=_letter_sample, types={"letter": str, "let_frequency": int, "let_relation": str})
 def _letter_frequency(response: str, letter: str, let_frequency: int, let_relation: str) -> bool:
     count = collections.Counter(response.lower())[letter.strip().lower()]
-    return count < let_frequency if let_relation == "less than" else count >= let_frequency
+    return _compare(count, let_relation, let_frequency)
 
 
 # ----------------------------------------------------------------- language
@@ -473,7 +473,7 @@ def _capital_words_sample(rng: random.Random, ctx: SampleContext) -> dict[str, A
            sample=_capital_words_sample, types={"capital_frequency": int, "capital_relation": str})
 def _capital_word_frequency(response: str, capital_frequency: int, capital_relation: str) -> bool:
     count = sum(1 for w in word_tokens(response) if w.isupper())
-    return count < capital_frequency if capital_relation == "less than" else count >= capital_frequency
+    return _compare(count, capital_relation, capital_frequency)
 
 
 @_register("change_case:english_capital", kind="case", hardness=0.3, slot="case",
