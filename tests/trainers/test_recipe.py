@@ -37,17 +37,20 @@ def test_overrides_beat_the_recipe():
     assert cfg.model.name == "smollm2-135m-instruct"  # what was not overridden stays the recipe's
 
 
-def test_make_demo_real_trains_the_recipe_then_evaluates_the_run():
+@pytest.mark.parametrize(("target", "recipe", "env_set"), [("demo-real", "smollm2_cpu", "env_ids=mixture"),
+                                                       ("demo-instruct", "smollm2_instruct_cpu", "envs=instruct")])
+def test_make_target_trains_the_recipe_then_evaluates_the_run(target, recipe, env_set):
     if shutil.which("make") is None:
         pytest.fail("make is not installed: the Makefile is the documented set-up")
-    planned = subprocess.run(["make", "-n", "demo-real", "RUN_DIR=/tmp/rd", "ARGS=trainer.seed=3"], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout
-    train = planned.index("gym-llm-train recipe=smollm2_cpu hydra.run.dir=/tmp/rd trainer.seed=3")
-    evaluate = planned.index("gym-llm-eval checkpoint=/tmp/rd env_ids=mixture policy=vllm")
-    assert train < evaluate and "hydra.run.dir=/tmp/rd/eval" in planned
-    default = subprocess.run(["make", "-n", "demo-real"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout
-    assert "hydra.run.dir=runs/demo-real" in default  # not the tiny demo's runs/demo
+    planned = subprocess.run(["make", "-n", target, "RUN_DIR=/tmp/rd", "ARGS=trainer.seed=3"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+    train = next(i for i, line in enumerate(planned) if "/gym-llm-train " in line)
+    evaluate = next(i for i, line in enumerate(planned) if "/gym-llm-eval " in line)
+    assert train < evaluate
+    assert f"gym-llm-train recipe={recipe} hydra.run.dir=/tmp/rd trainer.seed=3" in planned[train]
+    assert {"checkpoint=/tmp/rd", env_set, "policy=vllm", "hydra.run.dir=/tmp/rd/eval"} <= set(planned[evaluate].split())
+    default = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert f"hydra.run.dir=runs/{target}" in default  # not the tiny demo's runs/demo
 
 
 @pytest.mark.slow
