@@ -72,6 +72,10 @@ def test_serve_reads_env_kwargs_with_the_same_reader():
     (["math/PythonTool-v0", "format_weight=0.25"], "reward: 0.75 * correct + 0.25 * format"),
     (["code/Stdio-v0", "reward=pass_rate"], "reward: 1 * pass_rate + 0 * passed"),
     (["longctx/Needle-v0"], "reward: max(0, 1 * recall - 1 * hedging_penalty)"),
+    (["instruct/Multi-v0"], "reward: min(constraint verdicts, read strict) * request"),
+    (["instruct/MultiTurn-v0", "reward=partial", "loose=true"],
+     "reward: (mean(constraint verdicts, read loose) * request) * 0.7^k on attempt k"),
+    (["reasoning/Maze-v0"], "reward: 1 * correct + 0 * format"),
     (["tool/Shell-v0"], "reward: not stated by the env (LLMEnv.reward_formula); its components are ['state']"),
 ])
 def test_describe_states_how_the_reward_is_computed(capsys, argv, formula):

@@ -84,6 +84,14 @@ class InstructEnv(SingleTurnEnv):
     def feedback(self, result: RewardResult) -> str:
         return feedback_text(self.task, result)
 
+    def score_formula(self) -> str:
+        """:func:`score_response` in this env's mode: the constraint verdicts
+        (``reward_components``, one 0/1 per constraint) combined, times the request check."""
+        combined = "min" if self.reward_mode == "strict" else "mean"
+        reading = "loose" if self.loose else "strict"
+        request = " * request" if self.check_request else ""
+        return f"{combined}(constraint verdicts, read {reading}){request}"
+
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
         """The strict grader: the final turn read strictly (no loose
         transforms) with the request check on, in the training reward's mode,

@@ -155,6 +155,10 @@ class ReasoningEnv(SingleTurnEnv):
     def feedback(self, result: RewardResult) -> str:
         return FORMAT_FEEDBACK if result.components.get("format") == 0.0 else self.feedback_text
 
+    def score_formula(self) -> str:
+        """:func:`score`: the verifier's full verdict only (``format`` is reported, not paid)."""
+        return "1 * correct + 0 * format"
+
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
         """The strict grader (:func:`strict_score`) of the final turn,
         discounted by the attempt it came in, as training is."""
