@@ -68,9 +68,12 @@ class _Worker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._pid = os.getpid()
         atexit.register(self._stop)
 
     def _start(self) -> subprocess.Popen[bytes]:
+        if self._pid != os.getpid():  # a forked child: the parent's worker and pipes are not its own
+            self._proc, self._pid = None, os.getpid()
         if self._proc is None or self._proc.poll() is not None:
             # stderr inherited: what reasoning-gym prints goes where the env's own output goes
             self._proc = subprocess.Popen([sys.executable, "-c", "from gym_llm_reasoning.verifier import _serve; _serve()"],
@@ -80,6 +83,8 @@ class _Worker:
         return self._proc
 
     def _stop(self) -> None:
+        if self._pid != os.getpid():
+            return
         if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()
             self._proc.wait()
@@ -118,8 +123,11 @@ def _serve() -> None:
     from gym_llm_reasoning import families
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # what a verifier prints must not corrupt the replies
+    # the replies get their own descriptor; fd 1 and sys.stdout go to stderr, so nothing a
+    # verifier prints (from Python or C) lands in the protocol
+    inp, out = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     import reasoning_gym  # noqa: F401  (the slow import, before "ready")
 
     _write(out, "ready")
