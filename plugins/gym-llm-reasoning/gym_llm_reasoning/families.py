@@ -190,18 +190,21 @@ class _EntryCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._root: tuple[str | None] | None = None  # the GYM_LLM_CACHE the database belongs to
         self._path: Path | None = None
         self._pid = os.getpid()
         self._off = False
 
     def _connect(self) -> sqlite3.Connection | None:
-        path = _cache_root() / f"entries-{reasoning_gym_version()}.sqlite"
         if self._pid != os.getpid():  # a forked child: the parent's connection is not its to use
-            self._db, self._path, self._pid = None, None, os.getpid()
-        if self._path != path:  # GYM_LLM_CACHE changed (tests): another database
+            self._db, self._root, self._pid = None, None, os.getpid()
+        root = os.environ.get("GYM_LLM_CACHE")
+        if self._root != (root,):  # first use, or GYM_LLM_CACHE changed (tests): another database
             if self._db is not None:
                 self._db.close()
-            self._db, self._path, self._off = None, path, False
+            self._root, self._off = (root,), False
+            self._db, self._path = None, _cache_root() / f"entries-{reasoning_gym_version()}.sqlite"
+        path = self._path
         if self._db is None and not self._off:
             path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(path, timeout=60, check_same_thread=False, isolation_level=None)
