@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Iterable, Iterator
@@ -219,19 +220,42 @@ class Interrupted(KeyboardInterrupt):
         self.exit_code = 128 + signum
 
 
+def _discard_unused_run_dir() -> None:
+    """Remove the Hydra job's output directory when it holds only what a job
+    writes as it starts (``.hydra/``, the run's ``config.yaml``, empty log
+    files): a run stopped by a config error leaves no directory to be taken
+    for a run. A directory with anything else (an earlier run's checkpoints)
+    is kept."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from gym_llm.apps.runs import CONFIG_FILE
+
+    if not HydraConfig.initialized():
+        return
+    out = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        unused = all(e.name in (".hydra", CONFIG_FILE) or (e.suffix == ".log" and e.is_file() and e.stat().st_size == 0)
+                     for e in out.iterdir())
+    except OSError:
+        return
+    if unused:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def user_errors(prog: str) -> Iterator[None]:
     """Turn what a user caused into a message and an exit status instead of a
     traceback: :class:`ConfigError` and an unknown environment id
     (:class:`~gym_llm.envs.registry.UnknownEnvError`, which names the closest
-    ids) -> status 2, :class:`Interrupted` -> ``128 + signum``, a Ctrl-C
-    outside any handler -> 130."""
+    ids) -> status 2 (and a run directory that holds nothing yet is removed),
+    :class:`Interrupted` -> ``128 + signum``, a Ctrl-C outside any handler -> 130."""
     from gym_llm.envs.registry import UnknownEnvError
 
     try:
         yield
     except (ConfigError, UnknownEnvError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
+        _discard_unused_run_dir()
         raise SystemExit(2) from None
     except Interrupted as e:
         print(f"{prog}: {e}", file=sys.stderr)

@@ -3,6 +3,8 @@ a metrics sink whose package is missing stops ``gym-llm-train`` and
 ``gym-llm-eval`` with exit status 2, the closest valid choice named, no
 traceback, before the model loads. Each case runs the real console script.
 
+A run stopped so leaves no run directory behind.
+
 "Before the model loads" is proven, not timed: ``model.path`` points at a
 directory whose ``config.json`` no loader accepts, so reaching the model load
 would end in its traceback (status 1) instead of the error checked here."""
@@ -40,6 +42,7 @@ def _run(app: str, tmp_path: Path, *overrides: str) -> subprocess.CompletedProce
     assert proc.returncode == 2, output[-3000:]
     assert "Traceback" not in output and "HYDRA_FULL_ERROR" not in output, output[-3000:]
     assert time.monotonic() - t0 < 60
+    assert not (tmp_path / "out").exists()  # no run directory left to be taken for a run
     return proc
 
 
@@ -84,3 +87,12 @@ def test_a_new_config_group_is_checked_without_being_listed(tmp_path):
 def test_gym_llm_eval_names_the_closest_choice_before_the_model_loads(tmp_path, overrides, message):
     proc = _run("gym-llm-eval", tmp_path, *overrides)
     assert message in proc.stderr, proc.stderr[-3000:]
+
+
+def test_a_config_error_keeps_a_run_directory_that_holds_an_earlier_run(tmp_path):
+    out = tmp_path / "out"
+    (out / "checkpoints").mkdir(parents=True)
+    proc = subprocess.run([str(BIN / "gym-llm-train"), "mixture.envs.arithmetic.id=math/Arithmetc-v0",
+                           f"hydra.run.dir={out}"], env=cli_env(), capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert proc.returncode == 2 and (out / "checkpoints").is_dir(), proc.stderr[-2000:]
