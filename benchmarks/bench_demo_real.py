@@ -67,12 +67,12 @@ def real_eval(model: str, eval_args: str, out_dir: Path, log: Path) -> None:
 
 def print_comparison(title: str, base: Path, trained: dict[int, Path]) -> None:
     print(f"\n{title}\n")
-    print("| env | seed | untrained pass@1 | trained pass@1 | paired change [95% CI] | p |")
+    print("| env | seed | untrained mean reward | trained mean reward | paired pass@1 change [95% CI] | p |")
     print("|---|---:|---:|---:|---|---:|")
     for seed, run in trained.items():
         for key, e in compare(base, run)["envs"].items():
             d = e["pass_delta"]
-            print(f"| {key} | {seed} | {e['pass_a']:.3f} | {e['pass_b']:.3f} | {d['mean']:+.3f} "
+            print(f"| {key} | {seed} | {e['mean_reward_a']:.3f} | {e['mean_reward_b']:.3f} | {d['mean']:+.3f} "
                   f"[{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] | {d['p_value']:.3f} |")
 
 
