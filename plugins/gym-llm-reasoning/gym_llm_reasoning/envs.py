@@ -92,9 +92,9 @@ def score(task: Task, response: Any) -> RewardResult:
     """Score ``response`` (text) to a reasoning task (see :mod:`.scoring`)."""
     meta = task.metadata
     if meta["source"] in EXPRESSIONS:  # sympy: in the worker, with a deadline (.verifier)
-        verifier = functools.partial(verify, meta["source"], task.difficulty, meta["rg_block"])
+        verifier = functools.partial(verify, meta["source"], task.difficulty)
     else:
-        verifier = families.dataset(meta["source"], task.difficulty, meta["rg_block"]).score_answer
+        verifier = families.verifier(meta["source"], task.difficulty)
     return score_entry(meta["source"], meta["rg_entry"], verifier, message_text(response))
 
 

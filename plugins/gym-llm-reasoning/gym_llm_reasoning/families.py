@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "EXCLUDED", "LEVEL_FLOORS", "BLOCK_SIZE", "catalogue", "env_id", "family_of", "dataset", "generate",
+    "EXCLUDED", "LEVEL_FLOORS", "BLOCK_SIZE", "catalogue", "env_id", "family_of", "dataset", "verifier", "generate",
     "pregenerate", "reasoning_gym_version",
 ]
 
@@ -239,6 +239,15 @@ class _EntryCache:
 
 
 _ENTRIES = _EntryCache()
+
+
+def verifier(family: str, difficulty: float) -> Any:
+    """reasoning-gym's ``score_answer`` for ``family`` at ``difficulty``: the
+    method of seed block 0's dataset object, for an entry of any block (the
+    blocks' configurations differ only in their seed, which a verdict does not
+    read), so a process that reads its tasks from the entry cache makes one
+    dataset object per family and difficulty (some load data), not one per block."""
+    return dataset(family, difficulty, 0).score_answer
 
 
 def generate(family: str, difficulty: float, block: int, index: int) -> dict[str, Any]:

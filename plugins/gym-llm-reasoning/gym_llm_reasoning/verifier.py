@@ -13,7 +13,7 @@ The answer reaching the worker has passed :func:`~gym_llm_reasoning.scoring.is_e
 (no answer runs as code); the deadline bounds what is left, the time.
 
 Protocol: length-prefixed pickles on the worker's stdin/stdout, one request
-``(family, difficulty, block, answer, entry)`` and one reply
+``(family, difficulty, answer, entry)`` and one reply
 ``("ok", score)`` or ``("error", "<exception type>: <message>")`` at a time.
 """
 
@@ -110,12 +110,12 @@ class _Worker:
 _WORKER = _Worker()
 
 
-def verify(family: str, difficulty: float, block: int, answer: str, entry: dict[str, Any]) -> float:
-    """reasoning-gym's ``score_answer`` of ``answer`` for ``entry`` (seed block
-    ``block`` of ``family`` at ``difficulty``), computed in the worker.
+def verify(family: str, difficulty: float, answer: str, entry: dict[str, Any]) -> float:
+    """reasoning-gym's ``score_answer`` of ``answer`` for ``entry`` of ``family``
+    at ``difficulty`` (:func:`~gym_llm_reasoning.families.verifier`), computed in the worker.
     :class:`VerifierTimeout` past :data:`TIMEOUT_S`; ``RuntimeError`` when the
     verifier raised (its type and message) or the worker died."""
-    return _WORKER.verify((family, difficulty, block, answer, entry))
+    return _WORKER.verify((family, difficulty, answer, entry))
 
 
 def _serve() -> None:
@@ -133,11 +133,11 @@ def _serve() -> None:
     _write(out, "ready")
     while True:
         try:
-            family, difficulty, block, answer, entry = _read(inp)
+            family, difficulty, answer, entry = _read(inp)
         except EOFError:
             return
         try:
-            reply = ("ok", float(families.dataset(family, difficulty, block).score_answer(answer, entry)))
+            reply = ("ok", float(families.verifier(family, difficulty)(answer, entry)))
         except Exception as e:
             reply = ("error", f"{type(e).__name__}: {e}")
         _write(out, reply)
