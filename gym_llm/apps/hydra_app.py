@@ -228,18 +228,19 @@ def _discard_unused_run_dir() -> None:
     is kept."""
     from hydra.core.hydra_config import HydraConfig
 
-    from gym_llm.apps.runs import CONFIG_FILE
+    from gym_llm.apps.runs import CONFIG_FILE, HYDRA_CONFIG_FILE
 
     if not HydraConfig.initialized():
         return
-    out = Path(HydraConfig.get().runtime.output_dir)
+    at_start = (Path(HYDRA_CONFIG_FILE).parts[0], CONFIG_FILE)
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        unused = all(e.name in (".hydra", CONFIG_FILE) or (e.suffix == ".log" and e.is_file() and e.stat().st_size == 0)
-                     for e in out.iterdir())
+        unused = all(e.name in at_start or (e.suffix == ".log" and e.is_file() and e.stat().st_size == 0)
+                     for e in run_dir.iterdir())
     except OSError:
         return
     if unused:
-        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 @contextlib.contextmanager

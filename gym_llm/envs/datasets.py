@@ -30,6 +30,7 @@ import json
 import os
 import re
 import zlib
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -226,9 +227,9 @@ class RowTasks(TaskSet):
             return (0, 0)
         return (st.st_size, st.st_mtime_ns)
 
+    @abstractmethod
     def tasks(self, split: str) -> tuple[Task, ...]:
         """The tasks of ``split``, in row order."""
-        raise NotImplementedError
 
     def size(self, split: str) -> int:
         return len(self.tasks(split))

@@ -181,6 +181,9 @@ def dataset(family: str, difficulty: float, block: int) -> Any:
     return DATASETS[family][0](config=_config(family, difficulty, seed=block))
 
 
+_UNSET = object()
+
+
 class _EntryCache:
     """Generated entries on disk (see the module doc): one sqlite database per
     reasoning-gym version and cache root, shared by processes (WAL), read and
@@ -190,19 +193,19 @@ class _EntryCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        self._root: tuple[str | None] | None = None  # the GYM_LLM_CACHE the database belongs to
+        self._root: object = _UNSET  # the GYM_LLM_CACHE value (None: unset) the database belongs to
         self._path: Path | None = None
         self._pid = os.getpid()
         self._off = False
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._pid != os.getpid():  # a forked child: the parent's connection is not its to use
-            self._db, self._root, self._pid = None, None, os.getpid()
+            self._db, self._root, self._pid = None, _UNSET, os.getpid()
         root = os.environ.get("GYM_LLM_CACHE")
-        if self._root != (root,):  # first use, or GYM_LLM_CACHE changed (tests): another database
+        if self._root is _UNSET or self._root != root:  # first use, or GYM_LLM_CACHE changed (tests)
             if self._db is not None:
                 self._db.close()
-            self._root, self._off = (root,), False
+            self._root, self._off = root, False
             self._db, self._path = None, _cache_root() / f"entries-{reasoning_gym_version()}.sqlite"
         path = self._path
         if self._db is None and not self._off:

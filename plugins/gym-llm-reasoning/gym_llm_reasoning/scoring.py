@@ -111,7 +111,9 @@ def is_expression(text: str, operators: frozenset[str], names: frozenset[str]) -
     return bool(tokens)
 
 
-_EXPONENT_PATTERNS = ("-?a", "(-?n/n)", "(-?n)")
+#: What may follow ``**``, over the token shapes of :func:`_small_exponent`
+#: (``n`` a number of at most 3 digits, ``a`` a name or such a number).
+_EXPONENT = re.compile(r"-?[an]|\(-?n/n\)|\(-?n\)")
 
 
 def _small_exponent(after: list[tokenize.TokenInfo]) -> bool:
@@ -120,11 +122,8 @@ def _small_exponent(after: list[tokenize.TokenInfo]) -> bool:
     further ``**`` raises it (``9**9**9`` is ``9**(9**9)``)."""
     shape = "".join("n" if t.type == tokenize.NUMBER and len(t.string) <= _MAX_EXPONENT_DIGITS
                     and t.string.isdigit() else "a" if t.type == tokenize.NAME else t.string for t in after)
-    for pattern in _EXPONENT_PATTERNS:
-        m = re.match(pattern.replace("(", r"\(").replace(")", r"\)").replace("a", "[an]"), shape)
-        if m and not shape[m.end():].startswith("**"):
-            return True
-    return False
+    m = _EXPONENT.match(shape)
+    return m is not None and not shape[m.end():].startswith("**")
 
 
 _KK_FILLER = {"is", "a", "an", "and"}
