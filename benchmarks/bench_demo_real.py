@@ -43,9 +43,8 @@ TIME_LIMIT_S = 45 * 60
 MIN_RISE = 0.1
 GIB = 2**30
 BASE_MODEL = "model=smollm2-135m-instruct"
-#: What each target's own eval takes besides the model (the Makefile's demo targets).
-TARGET_EVAL = {"demo-real": "env_ids=mixture policy.max_new_tokens=64",
-               "demo-instruct": "envs=instruct policy.max_new_tokens=160"}
+#: What each target's own eval takes besides the model: the Makefile's variable, which make expands.
+TARGET_EVAL = {"demo-real": "$(DEMO_REAL_EVAL)", "demo-instruct": "$(DEMO_INSTRUCT_EVAL)"}
 #: The other domains' eval: fewer tasks than the target's (a paired comparison), answers with room.
 OTHERS_EVAL = "num_tasks=64 k=2 policy.max_new_tokens=160"
 
