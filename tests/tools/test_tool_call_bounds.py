@@ -6,10 +6,11 @@ env's conversation on every turn, and arguments nested just under the JSON parse
 limit made jsonschema's error message raise RecursionError outside the tool call's
 guard (``reward_error``). Each attack here must earn ``info["action_problem"]`` or an
 ordinary tool error, never ``reward_error``; keep the env's stored conversation small
-(measured as its JSON); and take well under a second."""
+(measured as its JSON); and take well under a second of the step's own work."""
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from typing import Any
@@ -53,12 +54,21 @@ def _stored(env: Any) -> int:
 
 def _step(env: Any, action: Any) -> tuple[list, float, dict[str, Any], float, int]:
     """``(obs, reward, info, seconds, growth of the stored conversation)`` of one step
-    from a fresh episode."""
+    from a fresh episode.
+
+    The garbage collector is off while the step is timed: a full collection of the
+    test process's heap (gigabytes late in the suite) took 1.4 s once inside a 0.3 ms
+    step, and is not the step's work."""
     env.reset(seed=0)
     before = _stored(env)
-    start = time.perf_counter()
-    obs, reward, _, _, info = env.step(action)
-    return obs, reward, info, time.perf_counter() - start, _stored(env) - before
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        obs, reward, _, _, info = env.step(action)
+        seconds = time.perf_counter() - start
+    finally:
+        gc.enable()
+    return obs, reward, info, seconds, _stored(env) - before
 
 
 def _tool_error(obs: list, info: dict[str, Any]) -> bool:
