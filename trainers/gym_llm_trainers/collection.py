@@ -29,7 +29,7 @@ import gym_llm
 from gym_llm.envs.registry import UnknownEnvError, with_sandbox
 from gym_llm.envs.taskref import TaskRef
 from gym_llm.runtime.distributed.workers import vec_kwargs
-from gym_llm.runtime.mixture import EpisodeSpec, Mixture, heldout_plan, step_rng
+from gym_llm.runtime.mixture import EpisodeSpec, Mixture, heldout_plan
 from gym_llm.runtime.policies.base import SamplingParams
 from gym_llm.runtime.rollout import RolloutStats, Trajectory, acollect
 from gym_llm.runtime.schedule import EnvObservation, Schedule, StaticSchedule, observe
@@ -40,7 +40,6 @@ from .batching import Sample
 from .config import EnvEntry, PolicyConfig, RunConfig
 from .curriculum import Curriculum
 from .distributed import DistContext
-from .generation import seed_generator
 from .metrics import mean
 from .preflight import cannot_start
 
@@ -126,17 +125,26 @@ def nothing_trained(stats: dict[str, float]) -> str | None:
             "cut turns of the collected ones; see trainer.truncated_turns)")
 
 
-# no per-request seed in either: the engine gives every request the same params,
-# and a shared seed would make the members of a group identical samples
-def rollout_sampling(pc: PolicyConfig) -> SamplingParams:
-    """Sampling of training rollouts: ``policy.temperature`` and ``policy.top_p``."""
-    return SamplingParams(temperature=pc.temperature, top_p=pc.top_p, max_new_tokens=pc.max_new_tokens)
+def rollout_sampling(pc: PolicyConfig, seed: int) -> SamplingParams:
+    """Sampling of training rollouts: ``policy.temperature`` and ``policy.top_p``.
+
+    ``seed`` (``trainer.seed``) seeds every request on its own: the rollout
+    engine hashes it with the group id (which names the step, round and rank),
+    the sample index and the turn. What an episode samples is then a function
+    of the run's seed and its place in the plan, not of the order episodes
+    finish in, so a run repeats itself (bit for bit where the backend's
+    batches do, e.g. HF with ``policy.max_batch_size=1``) and a resumed run
+    samples what the uninterrupted one sampled."""
+    return SamplingParams(temperature=pc.temperature, top_p=pc.top_p, max_new_tokens=pc.max_new_tokens, seed=seed)
 
 
-def heldout_sampling(pc: PolicyConfig, temperature: float) -> SamplingParams:
+def heldout_sampling(pc: PolicyConfig, temperature: float, seed: int) -> SamplingParams:
     """Sampling of held-out evals: ``temperature`` (``trainer.eval_temperature``;
-    0 is greedy), no nucleus truncation."""
-    return SamplingParams(temperature=temperature, top_p=1.0, max_new_tokens=pc.max_new_tokens)
+    0 is greedy), no nucleus truncation, each request seeded as in
+    :func:`rollout_sampling`. A held-out group id names the entry and the task,
+    not the step, so every eval of a run samples task ``i``'s sample ``j`` with
+    the same seeds: the curve moves with the model, not with the draws."""
+    return SamplingParams(temperature=temperature, top_p=1.0, max_new_tokens=pc.max_new_tokens, seed=seed)
 
 
 class RolloutCollector:
@@ -279,8 +287,7 @@ class RolloutCollector:
                 for s in specs:
                     names[s.group_id] = name
                     episodes[s.group_id] = s.task
-            seed_generator(policy, step_rng(tc.seed, "sample", step, rnd, self.dist.rank))
-            trajs = run_sync(self.collect(plan, "train", rollout_sampling(self.cfg.policy), policy, stats))
+            trajs = run_sync(self.collect(plan, "train", rollout_sampling(self.cfg.policy, tc.seed), policy, stats))
             everything += trajs
             groups: dict[str, list[Trajectory]] = defaultdict(list)
             for t in trajs:

@@ -371,10 +371,11 @@ class PolicyConfig(_Checked):
     max_new_tokens: int = knob(48, "Maximum tokens of one assistant turn.", ge=1)
     max_episode_tokens: int = knob(1024, "Maximum response tokens of a whole episode (policy and "
                                          "environment turns); longer episodes are truncated.", ge=1)
-    max_batch_size: int = knob(256, "hf: most sequences decoded together. Sampling draws from one "
-                                    "seeded generator, so which rows share a decoding step decides "
-                                    "the samples: 1 makes a run replay exactly (resume, debugging) "
-                                    "at the cost of speed.", ge=1)
+    max_batch_size: int = knob(256, "hf: most sequences decoded together. Every request samples "
+                                    "with its own seed, but a batch's logits differ from one row's "
+                                    "in the last bits (padding, product shapes), which rarely flips a "
+                                    "sampled token: 1 makes a run replay bit for bit (resume, "
+                                    "debugging) at the cost of speed.", ge=1)
     gpu_memory_utilization: float = knob(0.3, "vLLM: share of accelerator memory for the engine.", gt=0, le=1)
     vllm_kwargs: dict = knob({}, "Extra keyword arguments of the vLLM engine.")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +27,7 @@ from .config import RunConfig
 from .distributed import DistContext
 from .modeling import merged_state_dict, resolve_model_path
 
-__all__ = ["GenerationEngine", "sampling_logprobs_are_the_trainers", "seed_generator"]
+__all__ = ["GenerationEngine", "sampling_logprobs_are_the_trainers"]
 
 
 def sampling_logprobs_are_the_trainers(cfg: RunConfig) -> bool:
@@ -36,15 +35,6 @@ def sampling_logprobs_are_the_trainers(cfg: RunConfig) -> bool:
     compute (HF sharing the training model, full nucleus, no async lag), so
     pi_old need not be recomputed."""
     return cfg.policy.backend == "hf" and not cfg.trainer.async_rollout and cfg.policy.top_p >= 1.0
-
-
-def seed_generator(policy: Any, rng: random.Random) -> None:
-    """Seed an HF policy's sampling generator from ``rng`` (counter-based
-    keys make a resumed run sample what the original sampled); engines with
-    per-request seeds have no generator and are left alone."""
-    gen = getattr(policy, "generator", None)
-    if gen is not None:
-        gen.manual_seed(int(rng.getrandbits(62)))
 
 
 class GenerationEngine:

@@ -43,7 +43,7 @@ from gym_llm.apps.runs import (
     trajectory_file,
 )
 from gym_llm.runtime.heldout import HeldoutCurves, env_metric, eval_subset, rotation
-from gym_llm.runtime.mixture import Mixture, step_rng
+from gym_llm.runtime.mixture import Mixture
 from gym_llm.runtime.rollout import ChatFormat, RolloutStats, write_jsonl
 from gym_llm.runtime.schedule import (
     AdaptiveSchedule,
@@ -59,7 +59,7 @@ from .collection import Batch, RolloutCollector, heldout_sampling, nothing_train
 from .config import EnvEntry, RunConfig
 from .curriculum import Curriculum
 from .distributed import DistContext
-from .generation import GenerationEngine, sampling_logprobs_are_the_trainers, seed_generator
+from .generation import GenerationEngine, sampling_logprobs_are_the_trainers
 from .losses import Denominators
 from .metrics import MetricsLogger, mean
 from .modeling import load_policy_model, load_tokenizer
@@ -224,9 +224,8 @@ class Trainer:
         :attr:`forgetting_alerts`."""
         t0 = time.perf_counter()
         by_entry = self.collector.heldout_plan(self.eval_entries(step))
-        sampling = heldout_sampling(self.cfg.policy, self.tc.eval_temperature)
+        sampling = heldout_sampling(self.cfg.policy, self.tc.eval_temperature, self.tc.seed)
         with self.engine.eval_policy() as policy:
-            seed_generator(policy, step_rng(self.tc.seed, "eval", step, self.dist.rank))
             trajs = run_sync(self.collector.collect(by_entry, "heldout", sampling, policy, RolloutStats()))
         name_of = {s.group_id: n for n, specs in by_entry.items() for s in specs}
         sums: dict[str, list[float]] = {n: [0.0, 0.0] for n in by_entry}
