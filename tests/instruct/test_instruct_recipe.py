@@ -15,7 +15,8 @@ def test_recipe_is_the_real_model_run_on_the_instruct_mixture():
     base = run_config(compose(["recipe=smollm2_cpu"]))
     cfg = run_config(compose(["recipe=smollm2_instruct_cpu"]))
     assert cfg.model.name == base.model.name == "smollm2-135m-instruct"
-    assert (cfg.trainer.num_groups, cfg.trainer.group_size, cfg.trainer.total_steps) == (8, 8, 20)
+    assert (cfg.trainer.num_groups, cfg.trainer.group_size) == (base.trainer.num_groups, base.trainer.group_size) == (8, 8)
+    assert (cfg.trainer.total_steps, cfg.trainer.eval_every, cfg.trainer.lr) == (28, 7, 2e-5)
     assert cfg.policy.backend == "vllm" and cfg.policy.max_new_tokens == 160
     entries = cfg.mixture.entries()
     assert {e.id for e in entries.values()} == {"instruct/Single-v0", "instruct/Multi-v0"}
