@@ -2,11 +2,14 @@
 (SmolLM2-135M-Instruct, GRPO on CPU, then ``gym-llm-eval`` of the result),
 timed, with its held-out reward curve and the peak memory of each command.
 
-The recipes' targets (issues 17 and 34): the whole target in at most 45
-minutes on 2 CPU cores; the mixture-weighted held-out reward
+The recipes' targets: the mixture-weighted held-out reward
 (``heldout/reward/mean``) rises by at least 0.1 from the first eval (step 0,
-the untouched model) to the last, on every seed; the peak memory leaves most
-of the machine's RAM free. Seeds run one after the other, never side by side,
+the untouched model) to the last, on every seed, within 45 minutes on 2 CPU
+cores: the whole target (training, then ``gym-llm-eval``) for ``demo-real``
+(issue 17), the training that shows the rise for ``demo-instruct`` (issue 34:
+"rises ... within 45 minutes"; its final eval of 1,024 episodes, the strict and
+loose accuracy, comes after). Both walls are reported for both. The peak memory
+leaves most of the machine's RAM free. Seeds run one after the other, never side by side,
 so each has the machine to itself. Peak memory is the resident set summed over
 the command's process tree (the in-process vLLM engine and the sandbox jails
 included), sampled every 0.2 s.
@@ -31,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 from _common import header, run_with_peak_memory
@@ -45,6 +49,8 @@ GIB = 2**30
 BASE_MODEL = "model=smollm2-135m-instruct"
 #: What each target's own eval takes besides the model: the Makefile's variable, which make expands.
 TARGET_EVAL = {"demo-real": "$(DEMO_REAL_EVAL)", "demo-instruct": "$(DEMO_INSTRUCT_EVAL)"}
+#: Which wall each target's time limit applies to (see the module doc).
+TIMED = {"demo-real": "whole target", "demo-instruct": "training"}
 #: The other domains' eval: fewer tasks than the target's (a paired comparison), answers with room.
 OTHERS_EVAL = "num_tasks=64 k=2 policy.max_new_tokens=160"
 
@@ -107,9 +113,9 @@ def main() -> None:
             evals = [r for r in rows if r.get("heldout/reward/mean") is not None]
             steps = [r["time/step"] for r in rows if r["step"] > 0 and "time/step" in r]
             final = json.loads((run_dir / "eval" / "results.json").read_text())
-            results.append((seed, wall, peak, sum(steps) / len(steps), evals, final))
+            results.append((seed, wall, training_wall(run_dir), peak, sum(steps) / len(steps), evals, final))
         print(header(f"Real-model recipe: `make {args.target}` (SmolLM2-135M-Instruct, GRPO on CPU, then gym-llm-eval)"))
-        report(results, total_ram)
+        report(results, total_ram, TIMED[args.target])
         if args.base_eval:
             print_comparison(f"The target's eval, untrained (`make real-eval EVAL_ARGS=\"{BASE_MODEL} "
                              f"{TARGET_EVAL[args.target]}\"`) and trained, paired by task:",
@@ -123,27 +129,38 @@ def main() -> None:
             shutil.rmtree(base, ignore_errors=True)
 
 
-def report(results: list[tuple], total_ram: int) -> None:
-    print(f"- targets: the whole target (training, its held-out evals, then gym-llm-eval) in at most "
-          f"{TIME_LIMIT_S // 60} min on 2 CPU cores; held-out reward (mixture-weighted) +{MIN_RISE} or more from "
-          f"step 0 to the last eval on every seed; peak memory well under the machine's "
-          f"{total_ram / GIB:.0f} GiB\n")
-    print("| seed | wall (whole target) | mean step (evals included) | peak memory | held-out reward at eval steps "
-          "| rise | time target | rise target |")
-    print("|---:|---:|---:|---:|---|---:|---|---|")
-    for seed, wall, peak, step_s, evals, _ in results:
+def training_wall(run_dir: Path) -> float:
+    """Seconds from the first to the last line of the run's ``train.log``
+    (model loading, the held-out evals and the last checkpoint included)."""
+    stamps = [datetime.strptime(line[1:24], "%Y-%m-%d %H:%M:%S,%f")
+              for line in (run_dir / "train.log").read_text().splitlines() if line.startswith("[20")]
+    return (stamps[-1] - stamps[0]).total_seconds()
+
+
+def report(results: list[tuple], total_ram: int, timed: str) -> None:
+    print(f"- targets: the {timed} in at most {TIME_LIMIT_S // 60} min on 2 CPU cores; held-out reward "
+          f"(mixture-weighted) +{MIN_RISE} or more from step 0 to the last eval on every seed; peak memory well "
+          f"under the machine's {total_ram / GIB:.0f} GiB\n")
+    print("| seed | wall: training | wall: whole target | mean step (evals included) | peak memory "
+          "| held-out reward at eval steps | rise | time target | rise target |")
+    print("|---:|---:|---:|---:|---:|---|---:|---|---|")
+    for seed, wall, train_wall, peak, step_s, evals, _ in results:
         curve = ", ".join(f"{r['heldout/reward/mean']:.3f} ({r['step']})" for r in evals)
         rise = evals[-1]["heldout/reward/mean"] - evals[0]["heldout/reward/mean"]
-        print(f"| {seed} | {wall / 60:.1f} min | {step_s:.1f} s | {peak / GIB:.1f} GiB | {curve} | {rise:+.3f} | "
-              f"{'met' if wall <= TIME_LIMIT_S else 'MISSED'} | {'met' if rise >= MIN_RISE else 'MISSED'} |")
-    print("\nPer env at the first and last eval, and `gym-llm-eval` of the trained model (held-out, "
-          "its own tasks and samples: `results.json`):\n")
+        limited = train_wall if timed == "training" else wall
+        print(f"| {seed} | {train_wall / 60:.1f} min | {wall / 60:.1f} min | {step_s:.1f} s | {peak / GIB:.1f} GiB "
+              f"| {curve} | {rise:+.3f} | {'met' if limited <= TIME_LIMIT_S else 'MISSED'} "
+              f"| {'met' if rise >= MIN_RISE else 'MISSED'} |")
+    print("\nPer env at the first and last eval (— where training's evals do not score it: the loose "
+          "verdicts), and `gym-llm-eval` of the trained model (held-out, its own tasks and samples: "
+          "`results.json`):\n")
     print("| seed | env | first eval | last eval | gym-llm-eval mean reward | pass@1 | pass@k (k) |")
     print("|---:|---|---:|---:|---:|---:|---:|")
-    for seed, _, _, _, evals, final in results:
+    for seed, *_, evals, final in results:
         for env_id, r in sorted(final.items()):
             key = f"heldout/{env_id}/reward/mean"
-            print(f"| {seed} | {env_id} | {evals[0].get(key, float('nan')):.3f} | {evals[-1].get(key, float('nan')):.3f} "
+            first, last = (f"{e[key]:.3f}" if key in e else "—" for e in (evals[0], evals[-1]))
+            print(f"| {seed} | {env_id} | {first} | {last} "
                   f"| {r['mean_reward']:.3f} | {r['pass@1']:.3f} | {r['pass@k']:.3f} ({r['k']}) |")
 
 
