@@ -76,8 +76,34 @@ def test_serve_reads_env_kwargs_with_the_same_reader():
     (["instruct/MultiTurn-v0", "reward=partial", "loose=true"],
      "reward: (mean(constraint verdicts, read loose) * request) * 0.7^k on attempt k"),
     (["reasoning/Maze-v0"], "reward: 1 * correct + 0 * format"),
-    (["tool/Shell-v0"], "reward: not stated by the env (LLMEnv.reward_formula); its components are ['state']"),
+    (["longctx/DocNavigator-v0"], "reward: max(0, 1 * recall - 1 * hedging_penalty)"),
+    (["tool/FunctionCalling-v0"], "reward: matched * gold_calls / max(gold_calls, calls)"),
+    (["tool/FunctionCalling-v0", "partial_credit=false", "max_turns=2", "attempt_discount=0.5"],
+     "reward: (1 * exact) * 0.5^k on attempt k"),
+    (["tool/Shell-v0"], "reward: 1 * state"),
+    (["tool/Orders-v0"], "reward: policy * state * (outputs == 1)"),
+    (["code/Repo-v0"], "reward: 1 * hidden + 0 * visible + 0 * import"),
 ])
 def test_describe_states_how_the_reward_is_computed(capsys, argv, formula):
     code, out = run(capsys, "describe", *argv)
     assert code == 0 and formula in out
+
+
+def test_describe_says_when_an_env_does_not_state_its_reward(capsys):
+    """A plain function as the reward: nothing states how it is computed."""
+    env_id = "test/UnstatedReward-v0"
+    if env_id not in gym_llm.list_envs():
+        gym_llm.register(env_id, lambda **kw: gym_llm.SingleTurnEnv(
+            gym_llm.ProceduralTasks("test-unstated", lambda rng, d: gym_llm.Draft("Say hi.", "hi")),
+            reward_fn=lambda task, response: float(response == task.answer), **kw))
+    code, out = run(capsys, "describe", env_id)
+    assert code == 0 and "reward: not stated by the env (LLMEnv.reward_formula); its components are []" in out
+
+
+@pytest.mark.parametrize("env_id", [i for i in gym_llm.list_envs() if (gym_llm.spec(i).plugin or "").startswith("gym-llm-")])
+def test_every_env_of_our_plugins_states_its_reward(env_id):
+    env = gym_llm.make(env_id, seed=0)
+    try:
+        assert env.unwrapped.reward_formula()
+    finally:
+        env.close()

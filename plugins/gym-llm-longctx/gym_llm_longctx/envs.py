@@ -32,7 +32,7 @@ from gym_llm.envs.tasks import Plan
 
 from .context import Filler, fit, place_inserts
 from .prose import invented_word, key_phrase, paragraph_units, proper_name, variable_name
-from .rewards import as_values, reward_fn, strict_score
+from .rewards import SCORE_FORMULA, as_values, reward_fn, strict_score
 from .signals import SIGNALS
 from .tokens import TokenCounter, load_counter
 
@@ -147,7 +147,7 @@ class LongContextEnv(SingleTurnEnv):
 
     def score_formula(self) -> str:
         """:func:`~gym_llm_longctx.rewards.reward_fn`'s score."""
-        return "max(0, 1 * recall - 1 * hedging_penalty)"
+        return SCORE_FORMULA
 
     async def astrict_score(self, messages: list[dict[str, Any]], reward: float) -> RewardResult:
         """Exact match of the last assistant turn's box

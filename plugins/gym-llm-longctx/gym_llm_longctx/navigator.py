@@ -16,7 +16,7 @@ from gym_llm.envs.tools import render_tools_prompt
 from .context import Filler, fit, interleave
 from .envs import ANSWER_RULES, _distinct, _scaled
 from .prose import key_phrase, paragraph_units
-from .rewards import as_values, score_answer, strict_score
+from .rewards import SCORE_FORMULA, as_values, score_answer, strict_score
 from .signals import SIGNALS
 from .tokens import load_counter
 
@@ -224,6 +224,10 @@ class DocNavigator(ToolEnv):
         if parsed is None or parsed.calls or parsed.errors:
             return RewardResult(0.0, {"exact": 0.0}, {"reason": "strict: no final answer"})
         return strict_score(turns[-1], as_values(self.task.answer))
+
+    def reward_formula(self) -> str:
+        """:func:`~gym_llm_longctx.rewards.score_answer` of the final answer (0 when the turn budget runs out)."""
+        return SCORE_FORMULA
 
     def score_episode(self, final_message: dict[str, Any] | None) -> RewardResult:
         if final_message is None:

@@ -39,7 +39,7 @@ from gym_llm.envs.parsing import extract_boxed, message_text
 
 __all__ = [
     "answer_span", "named", "string_match_all", "score_answer", "reward_fn",
-    "as_values", "strict_score",
+    "as_values", "strict_score", "SCORE_FORMULA",
 ]
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -94,6 +94,10 @@ def string_match_all(text: str, answers: Sequence[str]) -> float:
     if not answers:
         return 0.0
     return len(named(text, answers)) / len(set(answers))
+
+
+#: :func:`score_answer`'s score in its components, as ``reward_formula`` states it.
+SCORE_FORMULA = "max(0, 1 * recall - 1 * hedging_penalty)"
 
 
 def score_answer(response: Any, answers: Sequence[str], candidates: Sequence[str] = ()) -> RewardResult:

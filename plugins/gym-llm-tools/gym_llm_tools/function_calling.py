@@ -136,6 +136,12 @@ class FunctionCallingEnv(SingleTurnEnv):
             feedback=feedback, attempt_discount=attempt_discount, render_mode=render_mode,
         )
 
+    def score_formula(self) -> str:
+        """:func:`~gym_llm_tools.checker.score_tool_calls`'s score: with partial
+        credit the gold calls matched over the larger of the gold calls and the
+        calls made (``matched`` is the share of gold calls matched)."""
+        return "matched * gold_calls / max(gold_calls, calls)" if self.partial_credit else "1 * exact"
+
     def _reward(self, task: Any, response: Any) -> RewardResult:
         return score_tool_calls(response, task.answer, task.metadata["tools"], partial_credit=self.partial_credit)
 

@@ -511,6 +511,10 @@ class ShellEnv(ToolEnv):
             self.shell = BashTool(error=f"{type(e).__name__}: {e}")
         return [Tool.from_function(self.shell.bash)]
 
+    def reward_formula(self) -> str:
+        """:func:`verify_shell_state` of the work directory when the episode ends."""
+        return "1 * state"
+
     def score_episode(self, final_message: dict[str, Any] | None) -> RewardResult:
         try:
             if self.shell.error or self.shell.session is None:

@@ -323,6 +323,12 @@ class RepoEnv(ToolEnv):
             return Turn(reward=await self._ascore(None), info=info)
         return turn
 
+    def reward_formula(self) -> str:
+        """:meth:`grade`: the share of hidden tests passed (``hidden`` is 0 when
+        the package does not import); the visible tests the model could run
+        itself earn nothing."""
+        return "1 * hidden + 0 * visible + 0 * import"
+
     async def score_episode(self, final_message: dict[str, Any] | None) -> RewardResult:
         ws = self.workspace
         try:

@@ -183,6 +183,10 @@ class OrdersEnv(ToolEnv):
             return Turn(reward=self.score_episode(message), done=reply is None)
         return Turn(messages=[{"role": "user", "content": reply}])
 
+    def reward_formula(self) -> str:
+        """:func:`verify_orders`: all or nothing over its three components."""
+        return "policy * state * (outputs == 1)"
+
     def score_episode(self, final_message: dict[str, Any] | None) -> RewardResult:
         return verify_orders(self.task, self.world, self.messages)
 
