@@ -7,12 +7,11 @@ context (Needle at three, VariableTracking, WordFrequency, MultiHopQA, with
 short haystacks) and code (PythonFunctions in two difficulty bands), every
 entry of weight 1 (the prior the adaptive schedule starts from).
 
-One warm start (SFT, the tiny model's recommended 40 epochs, on reference
-answers of the five easiest envs only: Arithmetic at 0, 0.1 and 0.2, Algebra
-at 0, FunctionCalling at 0; the others start unlearnable for the tiny model,
-as most envs of a large mixture are for a given model) is trained first and
-every
-RL run starts from it (``model.path``), so both schedules start from the same
+One warm start (SFT, ``--warm-epochs`` epochs, on reference answers of the
+five easiest envs only: ``--warm-examples`` for Arithmetic at 0 and 0.1, half
+as many for Arithmetic at 0.2 and Algebra at 0, a quarter for FunctionCalling
+at 0; the others start unlearnable for the tiny model, as most envs of a large
+mixture are for a given model) is trained first and every RL run starts from it (``model.path``), so both schedules start from the same
 policy; then each schedule runs the same number of GRPO steps with the same
 batch shape, for each seed, one run after the other (static, adaptive,
 static, adaptive, ...). Each run evaluates every env at step 0 and at the
@@ -22,8 +21,8 @@ how many envs' held-out reward rose, and the share of the sampled groups
 whose rewards were all equal (no learning signal; dynamic sampling drops
 them and samples more, so that share is compute spent for nothing).
 
-    python benchmarks/bench_schedule.py [--seeds 0,1] [--steps 10] [--keep DIR]
-        [--kinds static,adaptive] [--adaptive "schedule.temperature=0.05 ..."]
+    python benchmarks/bench_schedule.py [--seeds 0,1] [--steps 10] [--eval-tasks 3] [--warm-examples 32]
+        [--warm-epochs 40] [--keep DIR] [--kinds static,adaptive] [--adaptive "schedule.temperature=0.05 ..."]
 
 ``--keep DIR`` keeps the runs (and reuses a warm start already there);
 ``--adaptive`` adds overrides to the adaptive runs (their directories are
@@ -45,42 +44,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import header  # noqa: E402
 from gym_llm_trainers.metrics import read_metrics  # noqa: E402
 
-#: name -> (env id, kwargs, warm-start examples)
-ENVS: dict[str, tuple[str, dict, int]] = {
-    "ar00": ("math/Arithmetic-v0", {"difficulty": 0.0, "max_turns": 1}, 32),
-    "ar10": ("math/Arithmetic-v0", {"difficulty": 0.1, "max_turns": 1}, 32),
-    "ar10_retry": ("math/Arithmetic-v0", {"difficulty": 0.1, "max_turns": 2}, 0),
-    "ar20": ("math/Arithmetic-v0", {"difficulty": 0.2, "max_turns": 1}, 16),
-    "ar35": ("math/Arithmetic-v0", {"difficulty": 0.35, "max_turns": 1}, 0),
-    "ar50": ("math/Arithmetic-v0", {"difficulty": 0.5, "max_turns": 1}, 0),
-    "ar80": ("math/Arithmetic-v0", {"difficulty": 0.8, "max_turns": 1}, 0),
-    "alg00": ("math/Algebra-v0", {"difficulty": 0.0}, 16),
-    "alg50": ("math/Algebra-v0", {"difficulty": 0.5}, 0),
-    "alg100": ("math/Algebra-v0", {"difficulty": 1.0}, 0),
-    "fc00": ("tool/FunctionCalling-v0", {"difficulty": 0.0, "max_turns": 1}, 8),
-    "fc30": ("tool/FunctionCalling-v0", {"difficulty": 0.3, "max_turns": 1}, 0),
-    "fc60": ("tool/FunctionCalling-v0", {"difficulty": 0.6, "max_turns": 1}, 0),
-    "fc100": ("tool/FunctionCalling-v0", {"difficulty": 1.0, "max_turns": 1}, 0),
-    "needle00": ("longctx/Needle-v0", {"difficulty": 0.0, "context_tokens": 160, "max_turns": 1}, 0),
-    "needle50": ("longctx/Needle-v0", {"difficulty": 0.5, "context_tokens": 256, "max_turns": 1}, 0),
-    "needle100": ("longctx/Needle-v0", {"difficulty": 1.0, "context_tokens": 256, "max_turns": 1}, 0),
-    "vars00": ("longctx/VariableTracking-v0", {"difficulty": 0.0, "context_tokens": 256, "max_turns": 1}, 0),
-    "words00": ("longctx/WordFrequency-v0", {"difficulty": 0.0, "context_tokens": 400, "max_turns": 1}, 0),
-    "hops00": ("longctx/MultiHopQA-v0", {"difficulty": 0.0, "context_tokens": 384, "max_turns": 1}, 0),
-    "fn00": ("code/PythonFunctions-v0", {"max_difficulty": 0.0, "max_turns": 1}, 0),
-    "fn20": ("code/PythonFunctions-v0", {"min_difficulty": 0.1, "max_difficulty": 0.25, "max_turns": 1}, 0),
+#: name -> (env id, kwargs, warm-start examples as a share of --warm-examples)
+ENVS: dict[str, tuple[str, dict, float]] = {
+    "ar00": ("math/Arithmetic-v0", {"difficulty": 0.0, "max_turns": 1}, 1.0),
+    "ar10": ("math/Arithmetic-v0", {"difficulty": 0.1, "max_turns": 1}, 1.0),
+    "ar10_retry": ("math/Arithmetic-v0", {"difficulty": 0.1, "max_turns": 2}, 0.0),
+    "ar20": ("math/Arithmetic-v0", {"difficulty": 0.2, "max_turns": 1}, 0.5),
+    "ar35": ("math/Arithmetic-v0", {"difficulty": 0.35, "max_turns": 1}, 0.0),
+    "ar50": ("math/Arithmetic-v0", {"difficulty": 0.5, "max_turns": 1}, 0.0),
+    "ar80": ("math/Arithmetic-v0", {"difficulty": 0.8, "max_turns": 1}, 0.0),
+    "alg00": ("math/Algebra-v0", {"difficulty": 0.0}, 0.5),
+    "alg50": ("math/Algebra-v0", {"difficulty": 0.5}, 0.0),
+    "alg100": ("math/Algebra-v0", {"difficulty": 1.0}, 0.0),
+    "fc00": ("tool/FunctionCalling-v0", {"difficulty": 0.0, "max_turns": 1}, 0.25),
+    "fc30": ("tool/FunctionCalling-v0", {"difficulty": 0.3, "max_turns": 1}, 0.0),
+    "fc60": ("tool/FunctionCalling-v0", {"difficulty": 0.6, "max_turns": 1}, 0.0),
+    "fc100": ("tool/FunctionCalling-v0", {"difficulty": 1.0, "max_turns": 1}, 0.0),
+    "needle00": ("longctx/Needle-v0", {"difficulty": 0.0, "context_tokens": 160, "max_turns": 1}, 0.0),
+    "needle50": ("longctx/Needle-v0", {"difficulty": 0.5, "context_tokens": 256, "max_turns": 1}, 0.0),
+    "needle100": ("longctx/Needle-v0", {"difficulty": 1.0, "context_tokens": 256, "max_turns": 1}, 0.0),
+    "vars00": ("longctx/VariableTracking-v0", {"difficulty": 0.0, "context_tokens": 256, "max_turns": 1}, 0.0),
+    "words00": ("longctx/WordFrequency-v0", {"difficulty": 0.0, "context_tokens": 400, "max_turns": 1}, 0.0),
+    "hops00": ("longctx/MultiHopQA-v0", {"difficulty": 0.0, "context_tokens": 384, "max_turns": 1}, 0.0),
+    "fn00": ("code/PythonFunctions-v0", {"max_difficulty": 0.0, "max_turns": 1}, 0.0),
+    "fn20": ("code/PythonFunctions-v0", {"min_difficulty": 0.1, "max_difficulty": 0.25, "max_turns": 1}, 0.0),
 }
 
 COMMON = ["logging=quiet", "policy.max_new_tokens=32", "trainer.num_groups=8", "trainer.group_size=4",
-          "trainer.eval_tasks=3", "trainer.eval_samples=2", "trainer.save_every=0"]
+          "trainer.eval_samples=2", "trainer.save_every=0"]
 
 
-def write_mixture(conf: Path) -> None:
+def write_mixture(conf: Path, warm_examples: int) -> None:
     lines = ["name: schedule22", "envs:"]
-    for name, (env_id, kwargs, examples) in ENVS.items():
+    for name, (env_id, kwargs, share) in ENVS.items():
         kw = ", ".join(f"{k}: {v}" for k, v in kwargs.items())
         lines.append(f"  {name}: {{id: {env_id}, weight: 1.0, kwargs: {{{kw}}}, heldout_kwargs: {{}}, "
-                     f"sft_examples: {examples}}}")
+                     f"sft_examples: {round(share * warm_examples)}}}")
     (conf / "mixture").mkdir(parents=True, exist_ok=True)
     (conf / "mixture" / "schedule22.yaml").write_text("\n".join(lines) + "\n")
 
@@ -120,6 +119,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--eval-tasks", type=int, default=3, help="held-out tasks per env at an eval (2 samples each)")
+    ap.add_argument("--warm-examples", type=int, default=32, help="warm-start reference answers per easy env")
+    ap.add_argument("--warm-epochs", type=int, default=40, help="warm-start epochs (40: the tiny model's default)")
     ap.add_argument("--keep", default=None, help="keep the run directories here")
     ap.add_argument("--kinds", default="static,adaptive", help="the schedules to run, in this order per seed")
     ap.add_argument("--adaptive", default="", help="extra overrides of the adaptive runs (space-separated)")
@@ -127,11 +129,11 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_schedule_"))
     conf = root / "conf"
-    write_mixture(conf)
+    write_mixture(conf, args.warm_examples)
     warm = root / "warm"
     if not (warm / "model").is_dir():
         warm_s = train(warm, conf, "trainer.total_steps=0", "trainer.eval_every=0", "trainer.seed=0",
-                       "trainer.sft.epochs=40")
+                       f"trainer.sft.epochs={args.warm_epochs}")
         print(f"warm start: {warm_s:.0f} s", file=sys.stderr)
     results = []
     extra = args.adaptive.split()
@@ -142,14 +144,16 @@ def main() -> None:
             run = root / f"{'_'.join(kind.replace('schedule.', '').replace('=', '-').split())}_seed{seed}"
             wall = train(run, conf, f"schedule={schedule}", *overrides, f"model.path={warm / 'model'}",
                          "trainer.sft.enabled=false", f"trainer.total_steps={args.steps}", f"trainer.seed={seed}",
-                         "trainer.eval_every=5", "trainer.eval_budget=36", "trainer.warmup_steps=2")
+                         f"trainer.eval_tasks={args.eval_tasks}", "trainer.eval_every=5",
+                         f"trainer.eval_budget={12 * args.eval_tasks}", "trainer.warmup_steps=2")
             results.append((kind, seed, wall, summary(read_metrics(run))))
             print(f"{kind} seed {seed}: {wall:.0f} s", file=sys.stderr)
     print(header("Schedules: static (equal weights) vs adaptive on 22 envs from 4 domains"))
-    print(f"- setup: the tiny model warm-started once (SFT, 40 epochs, on 104 reference answers of the five "
-          f"easiest envs: Arithmetic 0/0.1/0.2, Algebra 0, FunctionCalling 0), then {args.steps} GRPO steps of 8 "
-          f"groups x 4 per run, <= 32 new tokens, held-out 3 tasks x 2 samples per env at step 0 and at "
-          f"the last step; seeds {args.seeds}; the machine was shared with other jobs (timings are noisy)\n")
+    warm_total = sum(round(share * args.warm_examples) for _, _, share in ENVS.values())
+    print(f"- setup: the tiny model warm-started once (SFT, {args.warm_epochs} epochs, on {warm_total} reference "
+          f"answers of the five easiest envs: Arithmetic 0/0.1/0.2, Algebra 0, FunctionCalling 0), then {args.steps} GRPO steps of 8 "
+          f"groups x 4 per run, <= 32 new tokens, held-out {args.eval_tasks} tasks x 2 "
+          f"samples per env at step 0 and at the last step; seeds {args.seeds}\n")
     print("| schedule | seed | wall | held-out macro-mean first -> last | change | envs improved / worse (of N) "
           "| no-signal share of sampled groups | train reward (mean) | domain shares, 2nd half |")
     print("|---|---:|---:|---|---:|---|---:|---:|---|")
