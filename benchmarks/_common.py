@@ -49,6 +49,19 @@ def episode_actions(env_id: str, n: int) -> list[tuple[int, str]]:
     return episodes
 
 
+@contextlib.contextmanager
+def busy_loops(n: int):
+    """``n`` competing ``python -c 'while 1: pass'`` processes for the ``with``
+    block, killed when it ends (however it ends): CPU contention on demand."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+
+
 def cpu_seconds() -> float:
     """CPU seconds of this process (all threads), its reaped descendants, and the
     sandbox's resident nsjail daemons with the jails they reaped (not our children, so

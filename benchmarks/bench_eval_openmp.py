@@ -68,21 +68,15 @@ def main() -> None:
     if args.child:
         child(args.overrides)
         return
-    from _common import header  # noqa: I001  (benchmarks/ is the script dir)
+    from _common import busy_loops, header  # noqa: I001  (benchmarks/ is the script dir)
 
-    busy = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(args.busy)]
-    load_before = os.getloadavg()[0]
     rows: dict[str, list[tuple[float, float, float]]] = {m: [] for m in MODES}
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for r in range(args.rounds):
-                for i, (mode, policy) in enumerate(MODES.items()):
-                    rows[mode].append(run_row(policy, args.args.split(), f"{tmp}/{r}-{i}"))
-                    print(f"{mode}: {rows[mode][-1]}", file=sys.stderr, flush=True)
-    finally:
-        for p in busy:
-            p.kill()
-            p.wait()
+    with busy_loops(args.busy), tempfile.TemporaryDirectory() as tmp:
+        load_before = os.getloadavg()[0]
+        for r in range(args.rounds):
+            for i, (mode, policy) in enumerate(MODES.items()):
+                rows[mode].append(run_row(policy, args.args.split(), f"{tmp}/{r}-{i}"))
+                print(f"{mode}: {rows[mode][-1]}", file=sys.stderr, flush=True)
     print(header("gym-llm-eval: OpenMP threads spinning vs sleeping"))
     print(f"- setup: `gym-llm-eval {args.args}` (the default env set and model unless overridden), a fresh "
           f"process per row, {args.rounds} rounds alternating the rows, {args.busy} competing busy loops; "

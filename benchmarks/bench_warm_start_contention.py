@@ -69,13 +69,12 @@ def main() -> None:
     if args.child:
         child(args.steps, args.child == "torch-first")
         return
-    from _common import header  # noqa: I001  (benchmarks/ is the script dir)
+    from _common import busy_loops, header  # noqa: I001  (benchmarks/ is the script dir)
 
-    busy = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(args.busy)]
-    load_before = os.getloadavg()[0]
     per_step: dict[str, list[float]] = {m: [] for m in MODES}
     verify: dict[str, list[float]] = {m: [] for m in MODES}
-    try:
+    with busy_loops(args.busy):
+        load_before = os.getloadavg()[0]
         for _ in range(args.rounds):
             for mode, (env, torch_first) in MODES.items():
                 proc = subprocess.run(
@@ -87,10 +86,6 @@ def main() -> None:
                 per_step[mode].append(row["sft_s"] / row["steps"])
                 verify[mode].append(row["verify_s"])
                 print(f"{mode}: {per_step[mode][-1]:.2f} s per step", file=sys.stderr, flush=True)
-    finally:
-        for p in busy:
-            p.kill()
-            p.wait()
     print(header("Warm start under CPU contention: OpenMP threads spinning vs sleeping"))
     print(f"- setup: the demo's warm start (default mixture, tiny model, batch 32), {args.steps} SFT steps "
           f"per row, {args.rounds} rounds alternating the rows, {args.busy} competing `while 1: pass` "
