@@ -7,10 +7,10 @@ The recipes' targets: the mixture-weighted held-out reward
 the untouched model) to the last, on every seed, within 45 minutes on 2 CPU
 cores: the whole target (training, then ``gym-llm-eval``) for ``demo-real``
 (issue 17), the training that shows the rise for ``demo-instruct`` (issue 34:
-"rises ... within 45 minutes"; its final eval of 1,024 episodes, the strict and
+"rises ... within 45 minutes"; its final eval of 2,048 episodes, the strict and
 loose accuracy, comes after). Both walls are reported for both. The peak memory
-leaves most of the machine's RAM free. Seeds run one after the other, never side by side,
-so each has the machine to itself. Peak memory is the resident set summed over
+leaves most of the machine's RAM free. Seeds run one after the other, never side
+by side, so each has the machine to itself. Peak memory is the resident set summed over
 the command's process tree (the in-process vLLM engine and the sandbox jails
 included), sampled every 0.2 s.
 

@@ -11,15 +11,16 @@ One warm start (SFT, ``--warm-epochs`` epochs, on reference answers of the
 five easiest envs only: ``--warm-examples`` for Arithmetic at 0 and 0.1, half
 as many for Arithmetic at 0.2 and Algebra at 0, a quarter for FunctionCalling
 at 0; the others start unlearnable for the tiny model, as most envs of a large
-mixture are for a given model) is trained first and every RL run starts from it (``model.path``), so both schedules start from the same
-policy; then each schedule runs the same number of GRPO steps with the same
-batch shape, for each seed, one run after the other (static, adaptive,
-static, adaptive, ...). Each run evaluates every env at step 0 and at the
-last step (``trainer.eval_budget`` rotates the evals in between). Reported
-per run: the held-out macro-mean over all envs at the first and last eval,
-how many envs' held-out reward rose, and the share of the sampled groups
-whose rewards were all equal (no learning signal; dynamic sampling drops
-them and samples more, so that share is compute spent for nothing).
+mixture are for a given model) is trained first and every RL run starts from
+it (``model.path``), so both schedules start from the same policy; then each
+schedule runs the same number of GRPO steps with the same batch shape, for
+each seed, one run after the other (static, adaptive, static, adaptive, ...).
+Each run evaluates every env at step 0 and at the last step
+(``trainer.eval_budget`` rotates the evals in between). Reported per run: the
+held-out macro-mean over all envs at the first and last eval, how many envs'
+held-out reward rose, and the share of the sampled groups whose rewards were
+all equal (no learning signal; dynamic sampling drops them and samples more,
+so that share is compute spent for nothing).
 
     python benchmarks/bench_schedule.py [--seeds 0,1] [--steps 10] [--eval-tasks 3] [--warm-examples 32]
         [--warm-epochs 40] [--keep DIR] [--kinds static,adaptive] [--adaptive "schedule.temperature=0.05 ..."]
@@ -70,8 +71,10 @@ ENVS: dict[str, tuple[str, dict, float]] = {
     "fn20": ("code/PythonFunctions-v0", {"min_difficulty": 0.1, "max_difficulty": 0.25, "max_turns": 1}, 0.0),
 }
 
+#: Held-out samples per task, and how many envs a rotating eval between the first and last covers.
+EVAL_SAMPLES, ROTATING_ENVS = 2, 6
 COMMON = ["logging=quiet", "policy.max_new_tokens=32", "trainer.num_groups=8", "trainer.group_size=4",
-          "trainer.eval_samples=2", "trainer.save_every=0"]
+          f"trainer.eval_samples={EVAL_SAMPLES}", "trainer.save_every=0"]
 
 
 def write_mixture(conf: Path, warm_examples: int) -> None:
@@ -145,15 +148,16 @@ def main() -> None:
             wall = train(run, conf, f"schedule={schedule}", *overrides, f"model.path={warm / 'model'}",
                          "trainer.sft.enabled=false", f"trainer.total_steps={args.steps}", f"trainer.seed={seed}",
                          f"trainer.eval_tasks={args.eval_tasks}", "trainer.eval_every=5",
-                         f"trainer.eval_budget={12 * args.eval_tasks}", "trainer.warmup_steps=2")
+                         f"trainer.eval_budget={ROTATING_ENVS * args.eval_tasks * EVAL_SAMPLES}",
+                         "trainer.warmup_steps=2")
             results.append((kind, seed, wall, summary(read_metrics(run))))
             print(f"{kind} seed {seed}: {wall:.0f} s", file=sys.stderr)
     print(header("Schedules: static (equal weights) vs adaptive on 22 envs from 4 domains"))
     warm_total = sum(round(share * args.warm_examples) for _, _, share in ENVS.values())
     print(f"- setup: the tiny model warm-started once (SFT, {args.warm_epochs} epochs, on {warm_total} reference "
-          f"answers of the five easiest envs: Arithmetic 0/0.1/0.2, Algebra 0, FunctionCalling 0), then {args.steps} GRPO steps of 8 "
-          f"groups x 4 per run, <= 32 new tokens, held-out {args.eval_tasks} tasks x 2 "
-          f"samples per env at step 0 and at the last step; seeds {args.seeds}\n")
+          f"answers of the five easiest envs: Arithmetic 0/0.1/0.2, Algebra 0, FunctionCalling 0), then "
+          f"{args.steps} GRPO steps of 8 groups x 4 per run, <= 32 new tokens, held-out {args.eval_tasks} tasks "
+          f"x {EVAL_SAMPLES} samples per env at step 0 and at the last step; seeds {args.seeds}\n")
     print("| schedule | seed | wall | held-out macro-mean first -> last | change | envs improved / worse (of N) "
           "| no-signal share of sampled groups | train reward (mean) | domain shares, 2nd half |")
     print("|---|---:|---:|---|---:|---|---:|---:|---|")
